@@ -1,0 +1,70 @@
+#include "core/duration.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace kestrel {
+
+Result<Seconds> ParseDuration(std::string_view text) {
+  const auto bad = [&](std::string_view why) {
+    return Fail(Error::InvalidArgument("duration '" + std::string(text) + "': " + std::string(why) +
+                                       " (expected e.g. 90s, 10m, 8h, 1h30m)"));
+  };
+  if (text.empty()) return bad("empty");
+  double total = 0.0;
+  std::size_t pos = 0;
+  bool any = false;
+  while (pos < text.size()) {
+    const std::size_t start = pos;
+    while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) ++pos;
+    if (pos == start) return bad("expected a number");
+    double value = 0.0;
+    try {
+      value = std::stod(std::string(text.substr(start, pos - start)));
+    } catch (...) {
+      return bad("not a number");
+    }
+    const std::size_t unit_start = pos;
+    while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
+    const std::string_view unit = text.substr(unit_start, pos - unit_start);
+    if (unit.empty()) {
+      if (pos != text.size() || any) return bad("a number without a unit must stand alone");
+      total += value;
+    } else if (unit == "ms") {
+      total += value / 1000.0;
+    } else if (unit == "s") {
+      total += value;
+    } else if (unit == "m") {
+      total += value * 60.0;
+    } else if (unit == "h") {
+      total += value * 3600.0;
+    } else if (unit == "d") {
+      total += value * 86400.0;
+    } else {
+      return bad("unknown unit '" + std::string(unit) + "'");
+    }
+    any = true;
+  }
+  return Seconds(total);
+}
+
+std::string FormatDuration(Seconds duration) {
+  double seconds = duration.count();
+  if (seconds < 60.0) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), seconds < 10 ? "%.1fs" : "%.0fs", seconds);
+    return buffer;
+  }
+  auto total = static_cast<long long>(std::llround(seconds));
+  const long long hours = total / 3600;
+  const long long minutes = (total % 3600) / 60;
+  const long long secs = total % 60;
+  std::string out;
+  if (hours > 0) out += std::to_string(hours) + "h";
+  if (minutes > 0) out += std::to_string(minutes) + "m";
+  if (secs > 0 && hours == 0) out += std::to_string(secs) + "s";
+  return out;
+}
+
+}  // namespace kestrel

@@ -1,0 +1,102 @@
+#pragma once
+// A task: what to compute, on which shapes, how to check and score it
+// (CONTRACT.md, "Tasks"). LoadTask parses and validates one task folder; a
+// bad field is refused with an InvalidArgument error naming the file, the
+// field and what was expected. A Task is immutable plain data once loaded.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace kestrel {
+
+enum class ScalarType { kF32, kF64, kI8, kU8, kI32, kI64 };
+enum class ArgRole { kInput, kOutput, kInOut, kDim, kScalar };
+
+std::string_view ToString(ScalarType type);   // "f32"
+std::string_view CppType(ScalarType type);    // "float"
+std::size_t SizeOf(ScalarType type);
+std::string_view ToString(ArgRole role);      // "input"
+
+struct InitSpec {
+  enum class Dist { kNormal, kUniform, kInt };
+  Dist dist = Dist::kNormal;
+  double mean = 0.0;  // normal
+  double std = 1.0;   // normal
+  double lo = -1.0;   // uniform, int (inclusive)
+  double hi = 1.0;    // uniform, int (inclusive for int)
+};
+
+struct ArgSpec {
+  std::string name;
+  ArgRole role = ArgRole::kInput;
+  ScalarType type = ScalarType::kI64;  // a dim is always i64
+  std::vector<std::string> shape;      // dim names or integer literals, outermost first
+  InitSpec init;                       // inputs and inouts
+  double value = 0.0;                  // scalars
+  bool IsBuffer() const { return role == ArgRole::kInput || role == ArgRole::kOutput || role == ArgRole::kInOut; }
+};
+
+// One assignment of sizes to the task's dims, e.g. {rows: 2048, cols: 1024}.
+using Shape = std::map<std::string, std::int64_t>;
+
+std::string ToString(const Shape& shape);  // "rows=2048 cols=1024"
+
+struct Tolerance {
+  double rtol = 1e-4;
+  double atol = 1e-7;
+};
+
+struct SourceFile {
+  std::string name;  // file name inside the task folder, e.g. "seed.cpp"
+  std::string text;
+};
+
+struct Task {
+  std::string name;
+  std::string description;
+  std::string language;  // "cpp" (later: "cuda")
+  std::string entry;     // the kernel function's name
+  std::vector<ArgSpec> args;
+  std::vector<Shape> shapes;        // timed and checked
+  std::vector<Shape> check_shapes;  // checked only
+  Tolerance tolerance;
+  std::string flops;  // expression over dims; empty when absent
+  std::string bytes;  // expression over dims; empty when absent
+  std::filesystem::path dir;
+  SourceFile reference;
+  std::vector<SourceFile> seeds;
+  std::optional<SourceFile> baseline;
+  std::string spec_text;  // task.json as read, stored with runs for re-audit
+
+  // The C++ declaration the entry must match, e.g.
+  // "void softmax(const float* x, float* y, int64_t rows, int64_t cols)".
+  std::string Signature() const;
+  // Elements of a buffer argument at a shape (product of its dims).
+  std::int64_t ElementCount(const ArgSpec& arg, const Shape& shape) const;
+  // flops / bytes at a shape; nullopt when the task has no formula.
+  std::optional<double> Flops(const Shape& shape) const;
+  std::optional<double> Bytes(const Shape& shape) const;
+};
+
+// Parses and validates DIR/task.json and reads the sources it names.
+Result<Task> LoadTask(const std::filesystem::path& dir);
+
+// Every task folder (a subfolder holding task.json) directly under each of
+// `dirs`, in name order. A folder that fails to load is an error; the same
+// name in two dirs is an error naming both.
+Result<std::vector<Task>> LoadTasks(const std::vector<std::filesystem::path>& dirs);
+
+// The task called `name` among LoadTasks(dirs); NotFound lists the known names.
+Result<Task> FindTask(const std::string& name, const std::vector<std::filesystem::path>& dirs);
+
+// The built-in task folder (configs/tasks), found next to the executable or
+// at the source tree baked in at build time.
+std::filesystem::path BuiltinTasksDir();
+
+}  // namespace kestrel

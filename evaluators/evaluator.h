@@ -1,0 +1,67 @@
+#pragma once
+// Evaluator: builds a candidate and judges it on some hardware
+// (EVALUATION.md). A bad candidate is data, an Outcome in a Measurement,
+// never an exception or a crash of the engine: the candidate runs in a
+// separate process.
+//
+// Thread-safety: Build may run concurrently for different candidates;
+// Measure is called for one candidate at a time per device slot (the engine
+// guarantees it), but may run concurrently with Build.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/candidate.h"
+#include "core/error.h"
+#include "core/host.h"
+#include "core/measurement.h"
+#include "core/task.h"
+
+namespace kestrel {
+
+// The result of Build: a loadable artifact, or the compiler's verdict.
+struct BuildResult {
+  bool ok = false;
+  std::filesystem::path library;  // the shared object, when ok
+  std::string log;                // compiler output (trimmed to the first errors when !ok)
+  double seconds = 0.0;
+};
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  // Compiles the candidate (with its knob values) into an artifact.
+  virtual BuildResult Build(const Candidate& candidate) = 0;
+  // Verifies and times a built candidate. A failed build passed in gives a
+  // build_failed Measurement carrying the build log.
+  virtual Measurement Measure(const Candidate& candidate, const BuildResult& build) = 0;
+  // Build then Measure: what `kestrel eval` does.
+  Measurement Evaluate(const Candidate& candidate);
+  // What goes into a candidate's identity besides source and knobs.
+  virtual std::string Toolchain() const = 0;
+  virtual std::vector<std::string> Flags() const = 0;
+  virtual const HostInfo& Host() const = 0;
+};
+
+struct CpuEvaluatorOptions {
+  std::string compiler = "c++";
+  std::vector<std::string> flags = {"-O3", "-march=native"};
+  int threads = 1;                // OMP_NUM_THREADS etc. for the runner
+  double min_time_s = 0.5;        // per shape, per kernel (candidate and reference each)
+  int min_samples = 10;           // per shape, per kernel
+  int input_sets = 3;             // independent input sets checked per shape
+  std::uint64_t seed = 1;         // input seed; the candidate never sees it
+  double build_timeout_s = 120;   // compiler wall clock
+  double run_timeout_s = 60;      // runner wall clock per invocation
+  std::filesystem::path work_dir;     // scratch; default: a fresh dir under $TMPDIR
+  std::filesystem::path runner_path;  // kestrel-runner; default: next to the executable
+};
+
+// Builds the task's reference, computes its outputs on every shape and input
+// set, and returns the evaluator. A reference that does not compile or crash
+// is an InvalidArgument error naming the task (a bad task, exit code 2).
+Result<std::unique_ptr<Evaluator>> MakeCpuEvaluator(const Task& task, const CpuEvaluatorOptions& options);
+
+}  // namespace kestrel

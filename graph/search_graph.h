@@ -1,0 +1,82 @@
+#pragma once
+// SearchGraph: the in-memory search graph of one task. Nodes are candidates,
+// edges are derivations (parent -> child). Built over a Boost.Graph
+// bidirectional adjacency list, but it speaks only the domain: node ids are
+// the Store's ids and no Boost descriptor ever leaves this class. No I/O
+// beyond writing Graphviz text to a stream.
+//
+// Thread-safety: none; the engine's record stage is its only writer and
+// guards reads from other stages with its own mutex.
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/outcome.h"
+
+namespace kestrel {
+
+using NodeId = std::int64_t;
+
+struct GraphNode {
+  NodeId id = 0;
+  std::string identity;
+  std::string label;     // short, for display: knob values or the mutation
+  std::string mutation;  // how it was made
+  NodeStatus status = NodeStatus::kProposed;
+  std::optional<double> speedup;  // measured speedup; nullopt unless measured
+  int expansions = 0;             // times it was chosen as a parent
+  std::int64_t run_id = 0;
+};
+
+struct GraphEdge {
+  NodeId parent = 0;
+  NodeId child = 0;
+  std::string kind = "derive";  // derive | fix | duplicate
+};
+
+class SearchGraph {
+ public:
+  SearchGraph();
+  ~SearchGraph();
+  SearchGraph(SearchGraph&&) noexcept;
+  SearchGraph& operator=(SearchGraph&&) noexcept;
+
+  // Adds a node; its id must be new (a broken invariant aborts).
+  void AddNode(const GraphNode& node);
+  // Adds parent -> child; both must exist. A repeated edge is kept once.
+  void AddDerivation(NodeId parent, NodeId child, const std::string& kind);
+  bool Contains(NodeId id) const;
+  std::optional<NodeId> FindByIdentity(const std::string& identity) const;
+  // The node's data; it must exist.
+  const GraphNode& Node(NodeId id) const;
+  // Sets status and speedup (nullopt unless measured).
+  void SetResult(NodeId id, NodeStatus status, std::optional<double> speedup);
+  void NoteExpansion(NodeId id);
+
+  std::vector<NodeId> Children(NodeId id) const;
+  std::vector<NodeId> Parents(NodeId id) const;
+  // The path from a root (a node without parents) to `id`, root first,
+  // following each node's first (oldest) parent.
+  std::vector<NodeId> Lineage(NodeId id) const;
+  // The k measured nodes with the highest speedup, best first (ties: lower id).
+  std::vector<NodeId> Best(std::size_t k) const;
+  // Every node id, in insertion order.
+  std::vector<NodeId> Nodes() const;
+  std::vector<GraphEdge> Edges() const;
+  std::size_t NodeCount() const;
+  std::size_t EdgeCount() const;
+
+  // Graphviz DOT: one box per node (label, status, speedup), measured nodes
+  // shaded by speedup, failures in red, the best node bold.
+  void WriteDot(std::ostream& out, const std::string& title) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kestrel

@@ -1,0 +1,120 @@
+#pragma once
+// Plain rows as the Store reads and writes them. Times are Unix epoch
+// milliseconds (UTC). Ids are SQLite rowids, stable for the life of the file.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/candidate.h"
+#include "core/measurement.h"
+#include "core/outcome.h"
+
+namespace kestrel {
+
+std::int64_t NowMillis();
+
+struct RunRecord {
+  std::int64_t id = 0;
+  std::int64_t task_id = 0;
+  std::string task_name;
+  std::int64_t graph_id = 0;
+  std::int64_t host_id = 0;
+  std::string config_json;  // the effective run config (API keys are never in it)
+  std::string status = "running";  // running | finished | interrupted | failed
+  std::string stop_reason;         // "time", "evaluations", "plateau", "signal", "exhausted", ...
+  std::int64_t started_at = 0;
+  std::int64_t finished_at = 0;  // 0 while running
+  // Derived when read:
+  std::int64_t evaluations = 0;               // nodes of this run with a final status
+  std::optional<double> best_speedup;         // best measured speedup of this run's nodes
+};
+
+// A node of a task's search graph: one candidate.
+struct NodeRecord {
+  std::int64_t id = 0;
+  std::int64_t graph_id = 0;
+  std::int64_t run_id = 0;  // the run that proposed it
+  std::string identity;     // Candidate::Identity()
+  std::string source_hash;  // key into the content-addressed sources
+  std::string source;       // filled by GetNode and AddNode's input; empty from LoadNodes
+  KnobValues knobs;
+  std::string toolchain;
+  std::vector<std::string> flags;
+  std::string mutation;  // how it was made: "seed:seed.cpp", "knob UNROLL 2->4", ...
+  NodeStatus status = NodeStatus::kProposed;
+  std::string reason;  // short reason of the final status
+  std::string log;     // compiler / runner log of the final status (trimmed)
+  std::optional<double> speedup;  // latest measured speedup (any host); nullopt unless measured
+  std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+
+  Candidate ToCandidate() const { return {source, knobs, toolchain, flags}; }
+};
+
+// kind: "derive" (a mutation of the parent), "fix" (a repair of a failed
+// parent), "duplicate" (a proposal that turned out to be an existing node).
+struct EdgeRecord {
+  std::int64_t parent = 0;
+  std::int64_t child = 0;
+  std::string kind = "derive";
+  std::int64_t run_id = 0;
+  std::string mutation;  // what the proposal did, e.g. "knob UNROLL 2->4"
+  std::int64_t created_at = 0;
+};
+
+struct MeasurementRecord {
+  std::int64_t id = 0;
+  std::int64_t node_id = 0;
+  std::int64_t run_id = 0;
+  std::int64_t host_id = 0;
+  Measurement measurement;  // with raw samples per shape
+  std::int64_t created_at = 0;
+};
+
+struct HostRecord {
+  std::int64_t id = 0;
+  HostInfo info;
+};
+
+// One row of `kestrel best`.
+struct BestRow {
+  std::int64_t node_id = 0;
+  std::int64_t run_id = 0;
+  std::string task_name;
+  std::string host_name;
+  double speedup = 0.0;
+  KnobValues knobs;
+  std::string mutation;
+  std::int64_t measurement_id = 0;
+  std::int64_t measured_at = 0;
+};
+
+struct BestQuery {
+  std::optional<std::string> task;
+  std::optional<std::int64_t> run_id;
+  std::optional<std::string> host;  // host name
+  int top = 10;
+};
+
+// An LLM exchange (the schema holds them from v1; the LLM mutator writes them).
+struct LlmCallRecord {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::optional<std::int64_t> node_id;  // the node it produced, once known
+  std::string provider;
+  std::string model;
+  std::string prompt;    // JSON array of messages
+  std::string response;  // raw text of the reply
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  double cost_usd = 0.0;
+  double latency_s = 0.0;
+  int http_status = 0;
+  int retries = 0;
+  std::string error;
+  std::int64_t created_at = 0;
+};
+
+}  // namespace kestrel

@@ -1,0 +1,58 @@
+#pragma once
+// Shared helpers for Kestrel's tests: temporary directories, locating the
+// built tools and the built-in tasks.
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+namespace kestrel::testing {
+
+// A fresh directory under $TMPDIR, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device random;
+    const auto base = std::filesystem::temp_directory_path();
+    for (;;) {
+      path_ = base / ("kestrel-test-" + std::to_string(random()));
+      if (std::filesystem::create_directory(path_)) break;
+    }
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void WriteFile(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// Set by tests/meson.build for every test.
+inline std::filesystem::path RunnerPath() { return Env("KESTREL_RUNNER"); }
+inline std::filesystem::path KestrelPath() { return Env("KESTREL_BIN"); }
+inline std::filesystem::path SourceDir() { return Env("KESTREL_SOURCE_DIR"); }
+inline std::filesystem::path TasksDir() { return SourceDir() / "configs" / "tasks"; }
+
+}  // namespace kestrel::testing
