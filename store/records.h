@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/candidate.h"
+#include "core/host.h"
 #include "core/measurement.h"
 #include "core/outcome.h"
 
@@ -46,7 +47,9 @@ struct NodeRecord {
   NodeStatus status = NodeStatus::kProposed;
   std::string reason;  // short reason of the final status
   std::string log;     // compiler / runner log of the final status (trimmed)
-  std::optional<double> speedup;  // latest measured speedup (any host); nullopt unless measured
+  // Latest measured speedup (any host); nullopt until a measurement is
+  // measured. Kept when a later measurement is not (status then says so).
+  std::optional<double> speedup;
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
 
@@ -78,12 +81,12 @@ struct HostRecord {
   HostInfo info;
 };
 
-// One row of `kestrel best`.
+// One row of `kestrel best`: a node and its best measurement.
 struct BestRow {
   std::int64_t node_id = 0;
-  std::int64_t run_id = 0;
+  std::int64_t run_id = 0;  // the run that took the measurement
   std::string task_name;
-  std::string host_name;
+  std::string host_name;  // of the measurement; "" when it has no host
   double speedup = 0.0;
   KnobValues knobs;
   std::string mutation;
@@ -91,11 +94,12 @@ struct BestRow {
   std::int64_t measured_at = 0;
 };
 
+// Filters of Store::Best; an empty filter does not filter.
 struct BestQuery {
-  std::optional<std::string> task;
-  std::optional<std::int64_t> run_id;
-  std::optional<std::string> host;  // host name
-  int top = 10;
+  std::optional<std::string> task;     // task name
+  std::optional<std::int64_t> run_id;  // measurements taken during this run
+  std::optional<std::string> host;     // measurements taken on a host of this name
+  int top = 10;                        // at most this many rows; <= 0: all
 };
 
 // An LLM exchange (the schema holds them from v1; the LLM mutator writes them).

@@ -1,1 +1,357 @@
-// placeholder: being written
+// Store: opening, tasks, graphs, hosts, runs, sources, LLM calls and
+// maintenance. Nodes, edges, measurements and queries are in store_nodes.cc.
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <system_error>
+
+#include "core/hash.h"
+#include "store/codec.h"
+#include "store/schema.h"
+#include "store/store_impl.h"
+
+namespace kestrel {
+namespace {
+
+constexpr std::array<std::string_view, 4> kRunStatuses = {"running", "finished", "interrupted", "failed"};
+
+Status CheckRunStatus(const std::string& status, std::string_view operation) {
+  for (auto known : kRunStatuses) {
+    if (status == known) return {};
+  }
+  return Fail(Error::InvalidArgument("DB: " + std::string(operation) + ": unknown run status '" + status +
+                                     "' (expected running, finished, interrupted or failed)"));
+}
+
+constexpr std::string_view kSelectRun = R"sql(
+SELECT r.id, r.task_id, t.name, r.graph_id, r.host_id, r.config_json, r.status, r.stop_reason,
+       r.started_at, r.finished_at,
+       (SELECT count(*) FROM nodes n WHERE n.run_id = r.id AND n.status NOT IN ('proposed', 'built')),
+       (SELECT max(n.speedup) FROM nodes n WHERE n.run_id = r.id AND n.status = 'measured')
+FROM runs r JOIN tasks t ON t.id = r.task_id
+)sql";
+
+RunRecord ReadRun(const store::Statement& row) {
+  RunRecord run;
+  run.id = row.Int(0);
+  run.task_id = row.Int(1);
+  run.task_name = row.Text(2);
+  run.graph_id = row.Int(3);
+  run.host_id = row.Int(4);
+  run.config_json = row.Text(5);
+  run.status = row.Text(6);
+  run.stop_reason = row.Text(7);
+  run.started_at = row.Int(8);
+  run.finished_at = row.Int(9);
+  run.evaluations = row.Int(10);
+  run.best_speedup = row.OptionalDouble(11);
+  return run;
+}
+
+std::int64_t OrNow(std::int64_t millis) { return millis != 0 ? millis : NowMillis(); }
+
+}  // namespace
+
+// --- opening ------------------------------------------------------------------
+
+Store::Store(sqlite3* db) : impl_(std::make_unique<Impl>(db)) {}
+
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(const std::filesystem::path& path, Mode mode) {
+  const bool read_only = mode == Mode::kReadOnly;
+  std::error_code error;
+  if (read_only && !std::filesystem::exists(path, error)) {
+    return Fail(Error::NotFound("DB: " + path.string() + ": no such database file"));
+  }
+  const int flags = SQLITE_OPEN_NOMUTEX | (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  sqlite3* db = nullptr;
+  if (const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr); rc != SQLITE_OK) {
+    const std::string why = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    return Fail(Error::Io("DB: " + path.string() + ": cannot open: " + why));
+  }
+  sqlite3_extended_result_codes(db, 1);
+  std::unique_ptr<Store> store(new Store(db));  // owns `db` from here on
+  auto version = store::PrepareSchema(db, path, read_only);
+  if (!version) return Fail(version.error());
+  store->schema_version_ = *version;
+  return store;
+}
+
+// --- tasks, graphs, hosts ---------------------------------------------------------
+
+Result<std::int64_t> Store::UpsertTask(const Task& task) {
+  constexpr std::string_view kOp = "UpsertTask";
+  if (task.name.empty()) return Fail(Error::InvalidArgument("DB: UpsertTask: the task has no name"));
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  {
+    auto upsert = impl_->Prepare(kOp, R"sql(
+      INSERT INTO tasks (name, spec_json, spec_hash, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
+      ON CONFLICT (name) DO UPDATE SET spec_json = excluded.spec_json, spec_hash = excluded.spec_hash,
+                                       updated_at = excluded.updated_at
+      WHERE spec_hash <> excluded.spec_hash)sql");
+    if (!upsert) return Fail(upsert.error());
+    (*upsert)->Bind(1, task.name).Bind(2, task.spec_text).Bind(3, Sha256Hex(task.spec_text)).Bind(4, NowMillis());
+    if (auto done = (*upsert)->Run(); !done) return Fail(done.error());
+  }
+  std::int64_t id = 0;
+  {
+    auto select = impl_->Prepare(kOp, "SELECT id FROM tasks WHERE name = ?1");
+    if (!select) return Fail(select.error());
+    (*select)->Bind(1, task.name);
+    auto row = (*select)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) return Fail(Error::Internal("DB: UpsertTask: the task row vanished"));
+    id = (*select)->Int(0);
+  }  // the statement is reset before COMMIT
+  if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
+  return id;
+}
+
+Result<std::int64_t> Store::GraphForTask(std::int64_t task_id, bool fresh) {
+  constexpr std::string_view kOp = "GraphForTask";
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  if (!fresh) {
+    auto newest = impl_->Prepare(kOp, "SELECT max(id) FROM graphs WHERE task_id = ?1");
+    if (!newest) return Fail(newest.error());
+    (*newest)->Bind(1, task_id);
+    auto row = (*newest)->Step();
+    if (!row) return Fail(row.error());
+    if (*row && !(*newest)->IsNull(0)) return (*newest)->Int(0);  // nothing written: the rollback is a no-op
+  }
+  auto insert = impl_->Prepare(kOp, "INSERT INTO graphs (task_id, created_at) VALUES (?1, ?2)");
+  if (!insert) return Fail(insert.error());
+  (*insert)->Bind(1, task_id).Bind(2, NowMillis());
+  if (auto done = (*insert)->Run(); !done) return Fail(done.error());
+  const std::int64_t id = impl_->LastInsertId();
+  if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
+  return id;
+}
+
+Result<std::int64_t> Store::UpsertHost(const HostInfo& host) {
+  constexpr std::string_view kOp = "UpsertHost";
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  {
+    auto upsert = impl_->Prepare(kOp, R"sql(
+      INSERT INTO hosts (key, name, cpu_model, cores, isa, l1d_bytes, l2_bytes, l3_bytes, memory_bytes, os,
+                         first_seen, last_seen)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)
+      ON CONFLICT (key) DO UPDATE SET cores = excluded.cores, isa = excluded.isa, l1d_bytes = excluded.l1d_bytes,
+        l2_bytes = excluded.l2_bytes, l3_bytes = excluded.l3_bytes, memory_bytes = excluded.memory_bytes,
+        os = excluded.os, last_seen = excluded.last_seen)sql");
+    if (!upsert) return Fail(upsert.error());
+    (*upsert)->Bind(1, host.Key()).Bind(2, host.name).Bind(3, host.cpu_model).Bind(4, host.cores).Bind(5, host.isa);
+    (*upsert)->Bind(6, host.l1d_bytes).Bind(7, host.l2_bytes).Bind(8, host.l3_bytes).Bind(9, host.memory_bytes);
+    (*upsert)->Bind(10, host.os).Bind(11, NowMillis());
+    if (auto done = (*upsert)->Run(); !done) return Fail(done.error());
+  }
+  std::int64_t id = 0;
+  {
+    auto select = impl_->Prepare(kOp, "SELECT id FROM hosts WHERE key = ?1");
+    if (!select) return Fail(select.error());
+    (*select)->Bind(1, host.Key());
+    auto row = (*select)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) return Fail(Error::Internal("DB: UpsertHost: the host row vanished"));
+    id = (*select)->Int(0);
+  }  // the statement is reset before COMMIT
+  if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
+  return id;
+}
+
+Result<std::vector<HostRecord>> Store::ListHosts() {
+  auto select = impl_->Prepare("ListHosts", R"sql(
+    SELECT id, name, cpu_model, cores, isa, l1d_bytes, l2_bytes, l3_bytes, memory_bytes, os FROM hosts ORDER BY id)sql");
+  if (!select) return Fail(select.error());
+  std::vector<HostRecord> hosts;
+  for (;;) {
+    auto row = (*select)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) return hosts;
+    const store::Statement& r = **select;
+    HostRecord host;
+    host.id = r.Int(0);
+    host.info.name = r.Text(1);
+    host.info.cpu_model = r.Text(2);
+    host.info.cores = static_cast<int>(r.Int(3));
+    host.info.isa = r.Text(4);
+    host.info.l1d_bytes = r.Int(5);
+    host.info.l2_bytes = r.Int(6);
+    host.info.l3_bytes = r.Int(7);
+    host.info.memory_bytes = r.Int(8);
+    host.info.os = r.Text(9);
+    hosts.push_back(std::move(host));
+  }
+}
+
+// --- runs -------------------------------------------------------------------------
+
+Result<std::int64_t> Store::CreateRun(const RunRecord& run) {
+  constexpr std::string_view kOp = "CreateRun";
+  if (auto ok = CheckRunStatus(run.status, kOp); !ok) return Fail(ok.error());
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  auto insert = impl_->Prepare(kOp, R"sql(
+    INSERT INTO runs (task_id, graph_id, host_id, config_json, status, stop_reason, started_at, finished_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql");
+  if (!insert) return Fail(insert.error());
+  (*insert)->Bind(1, run.task_id).Bind(2, run.graph_id).BindId(3, run.host_id).Bind(4, run.config_json);
+  (*insert)->Bind(5, run.status).Bind(6, run.stop_reason).Bind(7, OrNow(run.started_at)).Bind(8, run.finished_at);
+  if (auto done = (*insert)->Run(); !done) return Fail(done.error());
+  const std::int64_t id = impl_->LastInsertId();
+  if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
+  return id;
+}
+
+Status Store::FinishRun(std::int64_t run_id, const std::string& status, const std::string& stop_reason) {
+  constexpr std::string_view kOp = "FinishRun";
+  if (auto ok = CheckRunStatus(status, kOp); !ok) return ok;
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  auto update = impl_->Prepare(kOp, "UPDATE runs SET status = ?2, stop_reason = ?3, finished_at = ?4 WHERE id = ?1");
+  if (!update) return Fail(update.error());
+  (*update)->Bind(1, run_id).Bind(2, status).Bind(3, stop_reason).Bind(4, status == "running" ? 0 : NowMillis());
+  if (auto done = (*update)->Run(); !done) return done;
+  if (impl_->Changes() == 0) return Fail(Error::NotFound("DB: FinishRun: no run " + std::to_string(run_id)));
+  return transaction->Commit();
+}
+
+Result<RunRecord> Store::GetRun(std::int64_t run_id) {
+  auto select = impl_->Prepare("GetRun", std::string(kSelectRun) + " WHERE r.id = ?1");
+  if (!select) return Fail(select.error());
+  (*select)->Bind(1, run_id);
+  auto row = (*select)->Step();
+  if (!row) return Fail(row.error());
+  if (!*row) return Fail(Error::NotFound("DB: no run " + std::to_string(run_id)));
+  return ReadRun(**select);
+}
+
+Result<std::vector<RunRecord>> Store::ListRuns() {
+  auto select = impl_->Prepare("ListRuns", std::string(kSelectRun) + " ORDER BY r.started_at DESC, r.id DESC");
+  if (!select) return Fail(select.error());
+  std::vector<RunRecord> runs;
+  for (;;) {
+    auto row = (*select)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) return runs;
+    runs.push_back(ReadRun(**select));
+  }
+}
+
+Status Store::AddRunEvent(std::int64_t run_id, const std::string& kind, const std::string& detail_json) {
+  constexpr std::string_view kOp = "AddRunEvent";
+  const std::string detail = detail_json.empty() ? "{}" : detail_json;
+  if (!store::IsJson(detail)) {
+    return Fail(Error::InvalidArgument("DB: AddRunEvent: the detail of event '" + kind + "' is not JSON"));
+  }
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  auto insert = impl_->Prepare(kOp, "INSERT INTO run_events (run_id, at, kind, detail_json) VALUES (?1, ?2, ?3, ?4)");
+  if (!insert) return Fail(insert.error());
+  (*insert)->Bind(1, run_id).Bind(2, NowMillis()).Bind(3, kind).Bind(4, detail);
+  if (auto done = (*insert)->Run(); !done) return done;
+  return transaction->Commit();
+}
+
+// --- sources ------------------------------------------------------------------------
+
+Result<std::string> Store::Impl::PutSourceInTransaction(const std::string& text) {
+  std::string hash = Sha256Hex(text);
+  auto insert = Prepare("PutSource", "INSERT OR IGNORE INTO sources (hash, text, created_at) VALUES (?1, ?2, ?3)");
+  if (!insert) return Fail(insert.error());
+  (*insert)->Bind(1, hash).Bind(2, text).Bind(3, NowMillis());
+  if (auto done = (*insert)->Run(); !done) return Fail(done.error());
+  return hash;
+}
+
+Result<std::string> Store::PutSource(const std::string& text) {
+  auto transaction = impl_->BeginWrite("PutSource");
+  if (!transaction) return Fail(transaction.error());
+  auto hash = impl_->PutSourceInTransaction(text);
+  if (!hash) return hash;
+  if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
+  return hash;
+}
+
+Result<std::string> Store::GetSource(const std::string& hash) {
+  auto select = impl_->Prepare("GetSource", "SELECT text FROM sources WHERE hash = ?1");
+  if (!select) return Fail(select.error());
+  (*select)->Bind(1, hash);
+  auto row = (*select)->Step();
+  if (!row) return Fail(row.error());
+  if (!*row) return Fail(Error::NotFound("DB: no source " + hash));
+  return (*select)->Text(0);
+}
+
+// --- LLM calls ------------------------------------------------------------------------
+
+Result<std::int64_t> Store::AddLlmCall(const LlmCallRecord& call) {
+  constexpr std::string_view kOp = "AddLlmCall";
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  auto insert = impl_->Prepare(kOp, R"sql(
+    INSERT INTO llm_calls (run_id, node_id, provider, model, prompt_json, response, input_tokens, output_tokens,
+                           cost_usd, latency_s, http_status, retries, error, created_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))sql");
+  if (!insert) return Fail(insert.error());
+  store::Statement& s = **insert;
+  s.BindId(1, call.run_id).Bind(2, call.node_id).Bind(3, call.provider).Bind(4, call.model).Bind(5, call.prompt);
+  s.Bind(6, call.response).Bind(7, call.input_tokens).Bind(8, call.output_tokens).Bind(9, call.cost_usd);
+  s.Bind(10, call.latency_s).Bind(11, call.http_status).Bind(12, call.retries).Bind(13, call.error);
+  s.Bind(14, OrNow(call.created_at));
+  if (auto done = s.Run(); !done) return Fail(done.error());
+  const std::int64_t id = impl_->LastInsertId();
+  if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
+  return id;
+}
+
+Result<std::vector<LlmCallRecord>> Store::LlmCallsForNode(std::int64_t node_id) {
+  auto select = impl_->Prepare("LlmCallsForNode", R"sql(
+    SELECT id, run_id, node_id, provider, model, prompt_json, response, input_tokens, output_tokens, cost_usd,
+           latency_s, http_status, retries, error, created_at
+    FROM llm_calls WHERE node_id = ?1 ORDER BY id)sql");
+  if (!select) return Fail(select.error());
+  (*select)->Bind(1, node_id);
+  std::vector<LlmCallRecord> calls;
+  for (;;) {
+    auto row = (*select)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) return calls;
+    const store::Statement& r = **select;
+    LlmCallRecord call;
+    call.id = r.Int(0);
+    call.run_id = r.Int(1);
+    if (!r.IsNull(2)) call.node_id = r.Int(2);
+    call.provider = r.Text(3);
+    call.model = r.Text(4);
+    call.prompt = r.Text(5);
+    call.response = r.Text(6);
+    call.input_tokens = r.Int(7);
+    call.output_tokens = r.Int(8);
+    call.cost_usd = r.Double(9);
+    call.latency_s = r.Double(10);
+    call.http_status = static_cast<int>(r.Int(11));
+    call.retries = static_cast<int>(r.Int(12));
+    call.error = r.Text(13);
+    call.created_at = r.Int(14);
+    calls.push_back(std::move(call));
+  }
+}
+
+// --- maintenance -------------------------------------------------------------------------
+
+Result<bool> Store::IntegrityOk() {
+  auto check = impl_->Prepare("IntegrityOk", "PRAGMA integrity_check");
+  if (!check) return Fail(check.error());
+  auto row = (*check)->Step();
+  if (!row) return Fail(row.error());
+  return *row && (*check)->Text(0) == "ok";
+}
+
+}  // namespace kestrel

@@ -33,66 +33,93 @@ class Store {
   enum class Mode { kReadWrite, kReadOnly };
 
   // Opens (creating it in kReadWrite mode) and migrates the database at `path`.
-  // kReadOnly never creates or migrates: a missing file is NotFound.
+  // kReadOnly never creates or migrates: a missing file is NotFound, an older
+  // schema is refused (Corruption: "open it read-write once"), and every
+  // mutating call fails with an Io error. A path that cannot be opened is Io.
   static Result<std::unique_ptr<Store>> Open(const std::filesystem::path& path, Mode mode = Mode::kReadWrite);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   // --- tasks, graphs, hosts -------------------------------------------------
-  // The task row for task.name, inserted or updated with its current spec.
+  // The task row for task.name, inserted or updated with its current spec
+  // (task.spec_text and its SHA-256). A task without a name is InvalidArgument.
   Result<std::int64_t> UpsertTask(const Task& task);
   // The newest graph of the task, or a new one when there is none or `fresh`.
+  // An unknown task_id is NotFound.
   Result<std::int64_t> GraphForTask(std::int64_t task_id, bool fresh);
+  // The host row for host.Key(), inserted or refreshed with the other fields.
   Result<std::int64_t> UpsertHost(const HostInfo& host);
+  // In id order.
   Result<std::vector<HostRecord>> ListHosts();
 
   // --- runs ----------------------------------------------------------------
-  // Inserts `run` (id, evaluations and best_speedup are ignored) and returns its id.
+  // Inserts `run` (id, task_name, evaluations and best_speedup are ignored;
+  // started_at 0 means now; host_id 0 means none) and returns its id. A
+  // status other than running | finished | interrupted | failed is InvalidArgument.
   Result<std::int64_t> CreateRun(const RunRecord& run);
+  // Sets status, stop_reason and finished_at (now). NotFound for an unknown run.
   Status FinishRun(std::int64_t run_id, const std::string& status, const std::string& stop_reason);
+  // With task_name, evaluations and best_speedup derived. NotFound for an unknown run.
   Result<RunRecord> GetRun(std::int64_t run_id);
-  // Newest first.
+  // Newest (latest started_at, then highest id) first.
   Result<std::vector<RunRecord>> ListRuns();
+  // Appends an event stamped now; `detail_json` must be JSON ("" stores {}).
   Status AddRunEvent(std::int64_t run_id, const std::string& kind, const std::string& detail_json);
 
   // --- sources (content-addressed) ----------------------------------------
   // Stores `text` under its SHA-256 (once) and returns the hash.
   Result<std::string> PutSource(const std::string& text);
+  // NotFound for an unknown hash.
   Result<std::string> GetSource(const std::string& hash);
 
   // --- nodes and edges ------------------------------------------------------
   // Inserts the node (its source stored content-addressed, source_hash and id
   // filled in) and, when given, the edge from its parent, in one transaction.
-  // An identity already present in the graph is an InvalidArgument error.
+  // An identity already present in the graph is an InvalidArgument error, an
+  // empty identity too. A node with an empty source and a source_hash names
+  // an already stored source. parent_edge.child is ignored (the new id is
+  // used); created_at 0 means now; run_id 0 means none.
   Result<std::int64_t> AddNode(const NodeRecord& node, const std::optional<EdgeRecord>& parent_edge);
+  // Idempotent: an edge with the same (parent, child, kind) is kept as it
+  // was. An unknown parent or child is NotFound.
   Status AddEdge(const EdgeRecord& edge);
   // The node of `graph_id` with this identity, if any.
   Result<std::optional<std::int64_t>> FindNode(std::int64_t graph_id, const std::string& identity);
+  // Leaves the node's speedup alone. NotFound for an unknown node.
   Status SetNodeStatus(std::int64_t node_id, NodeStatus status, const std::string& reason, const std::string& log);
   // One transaction: the measurement with its per-shape samples, and the
-  // node's status, reason, log and (when measured) speedup.
+  // node's status, reason, log and (when measured) speedup; a non-measured
+  // outcome keeps the node's last measured speedup. NotFound for an unknown
+  // node, run or host (run_id / host_id 0 mean none).
   Result<std::int64_t> RecordMeasurement(std::int64_t node_id, std::int64_t run_id, std::int64_t host_id,
                                          const Measurement& measurement);
-  // With source text.
+  // With source text. NotFound for an unknown node.
   Result<NodeRecord> GetNode(std::int64_t node_id);
   // Every node of the graph without source text, in id order.
   Result<std::vector<NodeRecord>> LoadNodes(std::int64_t graph_id);
+  // Every edge whose child is in the graph, in insertion order.
   Result<std::vector<EdgeRecord>> LoadEdges(std::int64_t graph_id);
-  // Oldest first, with raw samples.
+  // Oldest first, with raw samples and mismatches; empty for an unknown node.
   Result<std::vector<MeasurementRecord>> GetMeasurements(std::int64_t node_id);
 
   // --- queries ---------------------------------------------------------------
-  // Measured nodes ranked by speedup (best measurement per node), filtered.
+  // Measured nodes ranked by speedup, then node id: for each node its
+  // highest-speedup measured measurement among those passing the filters
+  // (BestQuery); at most query.top rows (top <= 0: all).
   Result<std::vector<BestRow>> Best(const BestQuery& query);
 
   // --- LLM calls --------------------------------------------------------------
+  // Stores every field as given (created_at 0 means now); there is no column
+  // for credentials, so nothing but what the record holds is written.
   Result<std::int64_t> AddLlmCall(const LlmCallRecord& call);
+  // In id order.
   Result<std::vector<LlmCallRecord>> LlmCallsForNode(std::int64_t node_id);
 
   // --- maintenance -------------------------------------------------------------
   // PRAGMA integrity_check == "ok".
   Result<bool> IntegrityOk();
+  // The file's schema version (kSchemaVersion once opened).
   int SchemaVersion() const { return schema_version_; }
 
  private:

@@ -1,0 +1,167 @@
+// Opening files: versioning, migration and the refusal of files that are not
+// (or not yet) ours.
+#include <doctest.h>
+#include <sqlite3.h>
+
+#include <string>
+
+#include "store/schema.h"
+#include "store/store.h"
+#include "tests/store/store_fixture.h"
+#include "tests/testing.h"
+
+namespace kestrel {
+namespace {
+
+using testing::Must;
+using testing::QueryInt;
+
+// Runs `sql` on a plain SQLite connection to `path` (creating the file).
+void Exec(const std::filesystem::path& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  const std::string message = error != nullptr ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  REQUIRE_MESSAGE(rc == SQLITE_OK, message);
+}
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST_SUITE("store") {
+  TEST_CASE("a fresh file is stamped with our id and the current version, in WAL mode") {
+    testing::TempDir dir;
+    const auto path = dir / "new.db";
+    {
+      auto store = Must(Store::Open(path));
+      CHECK(store->SchemaVersion() == kSchemaVersion);
+    }
+    CHECK(QueryInt(path, "PRAGMA user_version") == 1);
+    CHECK(QueryInt(path, "PRAGMA application_id") == store::kApplicationId);
+    CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'measurement_shapes'") == 1);
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    sqlite3_stmt* statement = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &statement, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
+    CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0))) == "wal");
+    sqlite3_finalize(statement);
+    sqlite3_close(db);
+
+    // Reopening an up-to-date file changes nothing and keeps the data.
+    {
+      auto store = Must(Store::Open(path));
+      Must(store->UpsertTask(testing::MakeTask("t")));
+    }
+    auto again = Must(Store::Open(path));
+    CHECK(again->SchemaVersion() == 1);
+    CHECK(QueryInt(path, "SELECT count(*) FROM tasks") == 1);
+  }
+
+  TEST_CASE("an empty SQLite file (v0) is migrated") {
+    testing::TempDir dir;
+    const auto path = dir / "empty.db";
+    testing::WriteFile(path, "");
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == 1);
+    CHECK(QueryInt(path, "PRAGMA application_id") == store::kApplicationId);
+  }
+
+  TEST_CASE("a file from a newer Kestrel is refused") {
+    testing::TempDir dir;
+    const auto path = dir / "future.db";
+    Exec(path, "PRAGMA application_id = " + std::to_string(store::kApplicationId) +
+                   "; PRAGMA user_version = 99; CREATE TABLE future (x);");
+    for (auto mode : {Store::Mode::kReadWrite, Store::Mode::kReadOnly}) {
+      auto store = Store::Open(path, mode);
+      REQUIRE_FALSE(store);
+      CHECK(store.error().code() == ErrorCode::kCorruption);
+      const std::string& message = store.error().message();
+      CHECK_MESSAGE(Contains(message, "created by a newer Kestrel (schema v99); this build reads up to v1"), message);
+      CHECK(Contains(message, path.string()));
+    }
+    CHECK(QueryInt(path, "PRAGMA user_version") == 99);  // untouched
+  }
+
+  TEST_CASE("an SQLite file of another application is refused and left alone") {
+    testing::TempDir dir;
+    SUBCASE("tables without our id") {
+      const auto path = dir / "other.db";
+      Exec(path, "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers VALUES (1, 'x');");
+      auto store = Store::Open(path);
+      REQUIRE_FALSE(store);
+      CHECK(store.error().code() == ErrorCode::kCorruption);
+      CHECK_MESSAGE(Contains(store.error().message(), "not a Kestrel database"), store.error().message());
+      CHECK(Contains(store.error().message(), path.string()));
+      CHECK(QueryInt(path, "SELECT count(*) FROM customers") == 1);
+      CHECK_FALSE(std::filesystem::exists(path.string() + "-wal"));
+    }
+    SUBCASE("another application_id") {
+      const auto path = dir / "id.db";
+      Exec(path, "PRAGMA application_id = 1234;");
+      auto store = Store::Open(path);
+      REQUIRE_FALSE(store);
+      CHECK(store.error().code() == ErrorCode::kCorruption);
+      CHECK_MESSAGE(Contains(store.error().message(), "application_id 0x000004d2"), store.error().message());
+    }
+  }
+
+  TEST_CASE("a file that is not SQLite is refused") {
+    testing::TempDir dir;
+    const auto path = dir / "notes.txt";
+    const std::string text = "These are my notes, not a database. They are long enough to fill a header.\n";
+    testing::WriteFile(path, text + text);
+    for (auto mode : {Store::Mode::kReadWrite, Store::Mode::kReadOnly}) {
+      auto store = Store::Open(path, mode);
+      REQUIRE_FALSE(store);
+      CHECK(store.error().code() == ErrorCode::kCorruption);
+      CHECK_MESSAGE(Contains(store.error().message(), "not a Kestrel database (not an SQLite file"),
+                    store.error().message());
+      CHECK(Contains(store.error().message(), path.string()));
+    }
+    CHECK(std::filesystem::file_size(path) == 2 * text.size());  // untouched
+    CHECK_FALSE(std::filesystem::exists(path.string() + "-wal"));
+  }
+
+  TEST_CASE("read-only opening") {
+    testing::TempDir dir;
+    SUBCASE("a missing file is NotFound and is not created") {
+      auto store = Store::Open(dir / "missing.db", Store::Mode::kReadOnly);
+      REQUIRE_FALSE(store);
+      CHECK(store.error().IsNotFound());
+      CHECK_FALSE(std::filesystem::exists(dir / "missing.db"));
+    }
+    SUBCASE("an older schema is refused, not migrated") {
+      const auto path = dir / "old.db";
+      testing::WriteFile(path, "");
+      auto store = Store::Open(path, Store::Mode::kReadOnly);
+      REQUIRE_FALSE(store);
+      CHECK_MESSAGE(Contains(store.error().message(), "open it read-write once"), store.error().message());
+      CHECK(QueryInt(path, "PRAGMA user_version") == 0);
+    }
+    SUBCASE("a current file reads but refuses writes") {
+      const auto path = dir / "current.db";
+      Must(Store::Open(path));
+      auto store = Must(Store::Open(path, Store::Mode::kReadOnly));
+      CHECK(store->SchemaVersion() == 1);
+      CHECK(Must(store->ListRuns()).empty());
+      auto write = store->UpsertTask(testing::MakeTask("t"));
+      REQUIRE_FALSE(write);
+      CHECK(write.error().code() == ErrorCode::kIo);
+      CHECK(Contains(write.error().message(), "UpsertTask"));
+    }
+  }
+
+  TEST_CASE("a read-write open of an impossible path is an Io error naming it") {
+    testing::TempDir dir;
+    auto store = Store::Open(dir / "no" / "such" / "dir" / "k.db");
+    REQUIRE_FALSE(store);
+    CHECK(store.error().code() == ErrorCode::kIo);
+    CHECK(Contains(store.error().message(), "k.db"));
+  }
+}
+
+}  // namespace
+}  // namespace kestrel

@@ -1,0 +1,211 @@
+// Store queries and run bookkeeping: Best(), ListRuns(), FinishRun(),
+// AddRunEvent(), LLM calls, on a real SQLite file.
+#include <doctest.h>
+
+#include "store/store.h"
+#include "tests/store/store_fixture.h"
+#include "tests/testing.h"
+
+namespace kestrel {
+namespace {
+
+using testing::MakeHost;
+using testing::MakeMeasured;
+using testing::MakeNode;
+using testing::MakeTask;
+using testing::MakeWrong;
+using testing::Must;
+using testing::QueryInt;
+
+struct World {
+  testing::TempDir dir;
+  std::unique_ptr<Store> store;
+  std::int64_t task_a = 0, task_b = 0, graph_a = 0, graph_b = 0, alpha = 0, beta = 0;
+
+  World() {
+    store = Must(Store::Open(dir / "kestrel.db"));
+    task_a = Must(store->UpsertTask(MakeTask("a")));
+    task_b = Must(store->UpsertTask(MakeTask("b")));
+    graph_a = Must(store->GraphForTask(task_a, false));
+    graph_b = Must(store->GraphForTask(task_b, false));
+    alpha = Must(store->UpsertHost(MakeHost("alpha")));
+    beta = Must(store->UpsertHost(MakeHost("beta")));
+  }
+  std::int64_t Run(std::int64_t task, std::int64_t graph, std::int64_t started_at) {
+    RunRecord run;
+    run.task_id = task;
+    run.graph_id = graph;
+    run.host_id = alpha;
+    run.config_json = "{}";
+    run.started_at = started_at;
+    return Must(store->CreateRun(run));
+  }
+  std::int64_t Node(std::int64_t graph, std::int64_t run, const std::string& knob) {
+    return Must(store->AddNode(MakeNode(graph, run, "void f();", knob), std::nullopt));
+  }
+  std::int64_t Measure(std::int64_t node, std::int64_t run, std::int64_t host, double speedup) {
+    return Must(store->RecordMeasurement(node, run, host, MakeMeasured(speedup, 1, 3)));
+  }
+};
+
+std::vector<std::int64_t> Nodes(const std::vector<BestRow>& rows) {
+  std::vector<std::int64_t> ids;
+  for (const auto& row : rows) ids.push_back(row.node_id);
+  return ids;
+}
+
+TEST_SUITE("store") {
+  TEST_CASE("Best ranks the best measurement of each node, filtered") {
+    World w;
+    const auto run1 = w.Run(w.task_a, w.graph_a, 100);
+    const auto run2 = w.Run(w.task_a, w.graph_a, 200);
+    const auto run3 = w.Run(w.task_b, w.graph_b, 300);
+    const auto n1 = w.Node(w.graph_a, run1, "1");
+    const auto n2 = w.Node(w.graph_a, run1, "2");
+    const auto n3 = w.Node(w.graph_a, run2, "3");
+    const auto n4 = w.Node(w.graph_b, run3, "4");
+    const auto n5 = w.Node(w.graph_a, run2, "5");
+    const auto n6 = w.Node(w.graph_a, run2, "6");
+    const auto m1 = w.Measure(n1, run1, w.alpha, 1.5);
+    w.Measure(n1, run2, w.beta, 3.0);  // re-measured on another host, in a later run
+    w.Measure(n2, run1, w.alpha, 2.0);
+    w.Measure(n3, run2, w.alpha, 2.0);  // ties n2: the lower node id ranks first
+    w.Measure(n4, run3, w.beta, 9.0);
+    Must(w.store->RecordMeasurement(n5, run2, w.alpha, MakeWrong()));  // never ranked
+    Must(w.store->SetNodeStatus(n6, NodeStatus::kBuilt, "", ""));
+
+    SUBCASE("no filter") {
+      const auto rows = Must(w.store->Best({}));
+      CHECK(Nodes(rows) == std::vector<std::int64_t>{n4, n1, n2, n3});
+      CHECK(rows[0].task_name == "b");
+      CHECK(rows[1].speedup == 3.0);
+      CHECK(rows[1].host_name == "beta");
+      CHECK(rows[1].run_id == run2);
+      CHECK(rows[1].knobs == MakeNode(0, 0, "", "1").knobs);
+      CHECK(rows[1].mutation == "knob KNOB ->1");
+      CHECK(rows[1].measured_at > 0);
+    }
+    SUBCASE("task and top") {
+      CHECK(Nodes(Must(w.store->Best({"a", std::nullopt, std::nullopt, 10}))) == std::vector<std::int64_t>{n1, n2, n3});
+      CHECK(Nodes(Must(w.store->Best({"a", std::nullopt, std::nullopt, 2}))) == std::vector<std::int64_t>{n1, n2});
+      CHECK(Must(w.store->Best({"nope", std::nullopt, std::nullopt, 10})).empty());
+      CHECK(Must(w.store->Best({std::nullopt, std::nullopt, std::nullopt, 0})).size() == 4);  // 0: no limit
+    }
+    SUBCASE("host: the best measurement taken on that host") {
+      const auto rows = Must(w.store->Best({std::nullopt, std::nullopt, std::string("alpha"), 10}));
+      CHECK(Nodes(rows) == std::vector<std::int64_t>{n2, n3, n1});
+      CHECK(rows[2].speedup == 1.5);
+      CHECK(rows[2].measurement_id == m1);
+      CHECK(rows[2].run_id == run1);
+    }
+    SUBCASE("run: measurements taken during that run") {
+      CHECK(Nodes(Must(w.store->Best({std::nullopt, run1, std::nullopt, 10}))) == std::vector<std::int64_t>{n2, n1});
+      CHECK(Nodes(Must(w.store->Best({std::nullopt, run2, std::nullopt, 10}))) == std::vector<std::int64_t>{n1, n3});
+      CHECK(Nodes(Must(w.store->Best({"b", run2, std::nullopt, 10}))).empty());
+    }
+  }
+
+  TEST_CASE("ListRuns is newest first with derived evaluations and best speedup") {
+    World w;
+    const auto old_run = w.Run(w.task_a, w.graph_a, 1000);
+    const auto new_run = w.Run(w.task_b, w.graph_b, 2000);
+    const auto n1 = w.Node(w.graph_a, old_run, "1");
+    const auto n2 = w.Node(w.graph_a, old_run, "2");
+    w.Node(w.graph_a, old_run, "3");  // proposed: not an evaluation
+    const auto n4 = w.Node(w.graph_a, old_run, "4");
+    w.Measure(n1, old_run, w.alpha, 1.25);
+    w.Measure(n2, old_run, w.alpha, 2.5);
+    Must(w.store->SetNodeStatus(n4, NodeStatus::kBuildFailed, "error: x", "log"));
+
+    const auto runs = Must(w.store->ListRuns());
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[0].id == new_run);
+    CHECK(runs[0].task_name == "b");
+    CHECK(runs[0].evaluations == 0);
+    CHECK_FALSE(runs[0].best_speedup);
+    CHECK(runs[1].id == old_run);
+    CHECK(runs[1].evaluations == 3);
+    REQUIRE(runs[1].best_speedup);
+    CHECK(*runs[1].best_speedup == 2.5);
+    CHECK(w.store->GetRun(99).error().IsNotFound());
+  }
+
+  TEST_CASE("FinishRun and AddRunEvent") {
+    World w;
+    const auto run = w.Run(w.task_a, w.graph_a, 0);
+    CHECK(Must(w.store->GetRun(run)).started_at > 0);  // 0: now
+    Must(w.store->FinishRun(run, "interrupted", "signal"));
+    const RunRecord got = Must(w.store->GetRun(run));
+    CHECK(got.status == "interrupted");
+    CHECK(got.stop_reason == "signal");
+    CHECK(got.finished_at >= got.started_at);
+    CHECK(w.store->FinishRun(run, "exploded", "").error().IsInvalidArgument());
+    CHECK(w.store->FinishRun(4242, "finished", "time").error().IsNotFound());
+
+    Must(w.store->AddRunEvent(run, "start", R"({"workers": 4})"));
+    Must(w.store->AddRunEvent(run, "stop", ""));
+    const auto path = w.dir / "kestrel.db";
+    CHECK(QueryInt(path, "SELECT count(*) FROM run_events WHERE run_id = " + std::to_string(run)) == 2);
+    CHECK(QueryInt(path, "SELECT json_extract(detail_json, '$.workers') FROM run_events WHERE kind = 'start'") == 4);
+    CHECK(w.store->AddRunEvent(run, "bad", "{not json").error().IsInvalidArgument());
+    CHECK(w.store->AddRunEvent(4242, "start", "{}").error().IsNotFound());
+  }
+
+  TEST_CASE("LLM calls round trip") {
+    World w;
+    const auto run = w.Run(w.task_a, w.graph_a, 10);
+    const auto node = w.Node(w.graph_a, run, "1");
+    LlmCallRecord call;
+    call.run_id = run;
+    call.node_id = node;
+    call.provider = "openai";
+    call.model = "gpt-x";
+    call.prompt = R"([{"role": "user", "content": "make it faster"}])";
+    call.response = "```cpp\nvoid f();\n```";
+    call.input_tokens = 1200;
+    call.output_tokens = 340;
+    call.cost_usd = 0.0123;
+    call.latency_s = 4.5;
+    call.http_status = 200;
+    call.retries = 1;
+    call.error = "";
+    call.created_at = 777;
+    const auto id = Must(w.store->AddLlmCall(call));
+    LlmCallRecord orphan = call;  // a failed call that produced no node
+    orphan.node_id.reset();
+    orphan.error = "HTTP 429";
+    Must(w.store->AddLlmCall(orphan));
+
+    const auto calls = Must(w.store->LlmCallsForNode(node));
+    REQUIRE(calls.size() == 1);
+    const LlmCallRecord& got = calls[0];
+    CHECK(got.id == id);
+    CHECK(got.run_id == run);
+    CHECK(got.node_id == std::optional<std::int64_t>(node));
+    CHECK(got.provider == call.provider);
+    CHECK(got.model == call.model);
+    CHECK(got.prompt == call.prompt);
+    CHECK(got.response == call.response);
+    CHECK(got.input_tokens == call.input_tokens);
+    CHECK(got.output_tokens == call.output_tokens);
+    CHECK(got.cost_usd == call.cost_usd);
+    CHECK(got.latency_s == call.latency_s);
+    CHECK(got.http_status == call.http_status);
+    CHECK(got.retries == call.retries);
+    CHECK(got.error == call.error);
+    CHECK(got.created_at == 777);
+    CHECK(QueryInt(w.dir / "kestrel.db", "SELECT count(*) FROM llm_calls WHERE node_id IS NULL") == 1);
+  }
+
+  TEST_CASE("missing rows are NotFound") {
+    World w;
+    CHECK(w.store->GetNode(5).error().IsNotFound());
+    CHECK(w.store->SetNodeStatus(5, NodeStatus::kBuilt, "", "").error().IsNotFound());
+    CHECK(w.store->RecordMeasurement(5, 0, w.alpha, MakeMeasured(1.0)).error().IsNotFound());
+    CHECK(w.store->AddNode(MakeNode(999, 0, "x", "1"), std::nullopt).error().IsNotFound());
+    CHECK(Must(w.store->IntegrityOk()));
+  }
+}
+
+}  // namespace
+}  // namespace kestrel
