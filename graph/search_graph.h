@@ -60,7 +60,8 @@ class SearchGraph {
   std::vector<NodeId> Children(NodeId id) const;
   std::vector<NodeId> Parents(NodeId id) const;
   // The path from a root (a node without parents) to `id`, root first,
-  // following each node's first (oldest) parent.
+  // following each node's first (oldest) parent; "duplicate" edges are not
+  // followed (they record a re-proposal, not where a node came from).
   std::vector<NodeId> Lineage(NodeId id) const;
   // The k measured nodes with the highest speedup, best first (ties: lower id).
   std::vector<NodeId> Best(std::size_t k) const;
