@@ -1,1 +1,68 @@
-int main() { return 1; }  // placeholder
+// kestrel-runner JOB.json: runs one job of the evaluator (evaluators/job.h)
+// and writes exactly one result JSON on fd 3 (on stdout when fd 3 is not
+// open, for debugging by hand). Whatever the kernel prints goes to stdout and
+// stderr, which the engine only logs.
+//
+// Exit status: 0 when the result was written (it may carry an error), 2 on a
+// bad command line or job, 1 when the result could not be written.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "evaluators/job.h"
+#include "evaluators/runner/modes.h"
+
+namespace {
+
+constexpr int kResultFd = 3;
+
+bool WriteAll(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t wrote = ::write(fd, text.data() + done, text.size() - done);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return false;
+    done += static_cast<std::size_t>(wrote);
+  }
+  return true;
+}
+
+int Report(const kestrel::JobResult& result) {
+  const int fd = ::fcntl(kResultFd, F_GETFD) >= 0 ? kResultFd : STDOUT_FILENO;
+  return WriteAll(fd, kestrel::JobResultToJson(result)) ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: kestrel-runner JOB.json\n");
+    return 2;
+  }
+  std::ifstream in(argv[1], std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto job = kestrel::ParseJob(text.str());
+  if (!job) {
+    std::fprintf(stderr, "kestrel-runner: %s: %s\n", argv[1], job.error().message().c_str());
+    return 2;
+  }
+  kestrel::JobResult result;
+  result.nonce = job->nonce;
+  try {
+    auto done = job->mode == "outputs" ? kestrel::runner::RunOutputs(*job, result)
+                                       : kestrel::runner::RunTiming(*job, result);
+    if (!done) result.error = done.error().message();
+  } catch (const std::exception& e) {
+    result.error = std::string("runner: ") + e.what();
+  }
+  std::fflush(stdout);
+  return Report(result);
+}

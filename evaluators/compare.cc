@@ -1,0 +1,191 @@
+#include "evaluators/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace kestrel {
+namespace {
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+double ElementAt(ScalarType type, const std::byte* data, std::int64_t i) {
+  auto load = [&](auto zero) {
+    decltype(zero) value;
+    std::memcpy(&value, data + i * static_cast<std::int64_t>(sizeof value), sizeof value);
+    return static_cast<double>(value);
+  };
+  switch (type) {
+    case ScalarType::kF32: return load(float{});
+    case ScalarType::kF64: return load(double{});
+    case ScalarType::kI8: return load(std::int8_t{});
+    case ScalarType::kU8: return load(std::uint8_t{});
+    case ScalarType::kI32: return load(std::int32_t{});
+    case ScalarType::kI64: return load(std::int64_t{});
+  }
+  return 0.0;
+}
+
+Status ReadSegment(std::ifstream& in, const OutputSegment& segment, std::vector<std::byte>& into) {
+  into.resize(segment.bytes);
+  in.seekg(static_cast<std::streamoff>(segment.offset));
+  in.read(reinterpret_cast<char*>(into.data()), static_cast<std::streamsize>(segment.bytes));
+  if (!in) return Fail(Error::Io("short read"));
+  return {};
+}
+
+std::uint64_t ExpectedSize(const std::vector<OutputSegment>& segments) {
+  return segments.empty() ? 0 : segments.back().offset + segments.back().bytes;
+}
+
+Status CheckSize(const std::filesystem::path& file, std::uint64_t expected) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(file, error);
+  if (error) return Fail(Error::Io("cannot read " + file.string() + ": " + error.message()));
+  if (size != expected) {
+    return Fail(Error::Corruption(file.filename().string() + " has " + std::to_string(size) + " bytes, expected " +
+                                  std::to_string(expected)));
+  }
+  return {};
+}
+
+// How far outside the tolerance `actual` is (> 1 fails); infinity for a
+// non-finite value where a finite one was expected.
+double Excess(double expected, double actual, const Tolerance& tolerance) {
+  if (!std::isfinite(expected)) {
+    const bool same = (std::isnan(expected) && std::isnan(actual)) || expected == actual;
+    return same ? 0.0 : std::numeric_limits<double>::infinity();
+  }
+  if (!std::isfinite(actual)) return std::numeric_limits<double>::infinity();
+  const double allowed = tolerance.atol + tolerance.rtol * std::fabs(expected);
+  const double error = std::fabs(actual - expected);
+  if (error <= allowed) return 0.0;
+  return allowed > 0 ? error / allowed : std::numeric_limits<double>::max();
+}
+
+struct ShapeFailure {
+  std::set<int> sets;
+  Mismatch worst;
+  double worst_excess = -1;
+};
+
+}  // namespace
+
+Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::path& reference_file,
+                                        const std::filesystem::path& candidate_file, const Tolerance& tolerance,
+                                        std::size_t max_mismatches) {
+  const auto segments = OutputSegments(job);
+  const std::uint64_t expected_size = ExpectedSize(segments);
+  if (auto checked = CheckSize(reference_file, expected_size); !checked) return Fail(checked.error());
+  if (auto checked = CheckSize(candidate_file, expected_size); !checked) return Fail(checked.error());
+  std::ifstream reference_in(reference_file, std::ios::binary);
+  std::ifstream candidate_in(candidate_file, std::ios::binary);
+
+  OutputComparison comparison;
+  std::vector<std::pair<double, Mismatch>> worst;
+  std::map<int, ShapeFailure> failures;
+  std::vector<std::byte> expected_bytes, actual_bytes;
+  for (const auto& segment : segments) {
+    if (!ReadSegment(reference_in, segment, expected_bytes) || !ReadSegment(candidate_in, segment, actual_bytes)) {
+      return Fail(Error::Io("cannot read the output files in " + candidate_file.parent_path().string()));
+    }
+    const JobArg& arg = job.shapes[segment.shape_index].args[segment.arg_index];
+    std::int64_t bad = 0;
+    double max_error = 0;
+    for (std::int64_t i = 0; i < arg.count; ++i) {
+      const double expected = ElementAt(arg.type, expected_bytes.data(), i);
+      const double actual = ElementAt(arg.type, actual_bytes.data(), i);
+      const double excess = Excess(expected, actual, tolerance);
+      if (excess <= 0) continue;
+      ++bad;
+      max_error = std::max(max_error, std::fabs(actual - expected));  // NaN-safe: max ignores a NaN rhs
+      const Mismatch mismatch{segment.shape_index, segment.input_set, arg.name, i, expected, actual};
+      ShapeFailure& failure = failures[segment.shape_index];
+      failure.sets.insert(segment.input_set);
+      if (excess > failure.worst_excess) {
+        failure.worst_excess = excess;
+        failure.worst = mismatch;
+      }
+      worst.emplace_back(excess, mismatch);
+      if (worst.size() > 8 * max_mismatches + 64) {
+        std::partial_sort(worst.begin(), worst.begin() + static_cast<std::ptrdiff_t>(max_mismatches), worst.end(),
+                          [](const auto& a, const auto& b) { return a.first > b.first; });
+        worst.resize(max_mismatches);
+      }
+    }
+    if (bad > 0) {
+      comparison.details += "shape " + job.shapes[segment.shape_index].label + ", set " +
+                            std::to_string(segment.input_set) + ", " + arg.name + ": " + std::to_string(bad) +
+                            " of " + std::to_string(arg.count) + " elements differ (max abs err " +
+                            Number(max_error) + ")\n";
+    }
+  }
+  if (failures.empty()) return comparison;
+
+  std::stable_sort(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t i = 0; i < worst.size() && i < max_mismatches; ++i) comparison.worst.push_back(worst[i].second);
+  const auto& [shape_index, failure] = *failures.begin();
+  const Mismatch& m = failure.worst;
+  comparison.ok = false;
+  comparison.reason = std::to_string(failure.sets.size()) + " of " + std::to_string(job.input_sets) +
+                      " input sets differ on shape " + job.shapes[shape_index].label + "; ";
+  const std::string where = m.arg + "[" + std::to_string(m.index) + "]";
+  if (std::isfinite(m.actual)) {
+    comparison.reason += "max abs err " + Number(std::fabs(m.actual - m.expected)) + " at " + where;
+  } else {
+    comparison.reason += where + " is " + Number(m.actual) + ", expected " + Number(m.expected);
+  }
+  if (failures.size() > 1) comparison.reason += " (and " + std::to_string(failures.size() - 1) + " more shapes)";
+  return comparison;
+}
+
+Status CheckReferenceVaries(const Job& job, const std::filesystem::path& reference_file, const Tolerance& tolerance,
+                            int timed_shapes) {
+  const auto segments = OutputSegments(job);
+  if (auto checked = CheckSize(reference_file, ExpectedSize(segments)); !checked) return Fail(checked.error());
+  std::ifstream in(reference_file, std::ios::binary);
+  std::vector<std::byte> bytes;
+  for (int s = 0; s < timed_shapes && s < static_cast<int>(job.shapes.size()); ++s) {
+    const auto& args = job.shapes[s].args;
+    for (int a = 0; a < static_cast<int>(args.size()); ++a) {
+      if (args[a].role != ArgRole::kOutput && args[a].role != ArgRole::kInOut) continue;
+      // Pass 1: the middle of the range, the best constant; pass 2: would it pass?
+      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      bool constant_passes = true;
+      for (int pass = 0; pass < 2 && constant_passes; ++pass) {
+        const double middle = (lo + hi) / 2;
+        for (const auto& segment : segments) {
+          if (segment.shape_index != s || segment.arg_index != a) continue;
+          if (!ReadSegment(in, segment, bytes)) return Fail(Error::Io("cannot read " + reference_file.string()));
+          for (std::int64_t i = 0; i < args[a].count && constant_passes; ++i) {
+            const double value = ElementAt(args[a].type, bytes.data(), i);
+            if (pass == 0) {
+              lo = std::min(lo, value);
+              hi = std::max(hi, value);
+            } else {
+              constant_passes = Excess(value, middle, tolerance) <= 0;
+            }
+          }
+        }
+        if (pass == 0 && !(lo <= hi)) constant_passes = false;  // empty or all NaN: nothing to say
+      }
+      if (constant_passes) {
+        return Fail(Error::InvalidArgument("the reference's output " + args[a].name + " on shape " +
+                                           job.shapes[s].label + " is (near-)constant around " +
+                                           Number((lo + hi) / 2) + ": a constant kernel would pass"));
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace kestrel

@@ -1,0 +1,125 @@
+#include "evaluators/compiler.h"
+
+#include <chrono>
+#include <system_error>
+
+#include "evaluators/subprocess.h"
+
+namespace kestrel {
+namespace {
+
+constexpr std::size_t kMaxLineChars = 300;
+constexpr std::uint64_t kCompilerMemoryBytes = 16ULL << 30;
+constexpr std::uint64_t kCompilerFileBytes = 1ULL << 30;
+
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    lines.push_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
+
+bool IsErrorLine(std::string_view line) {
+  return line.find("error:") != std::string_view::npos || line.find("undefined reference") != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string TrimCompilerLog(std::string_view log, int max_lines, int max_errors) {
+  const auto lines = SplitLines(log);
+  std::size_t keep = lines.size();
+  int errors = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (IsErrorLine(lines[i]) && ++errors > max_errors) {
+      keep = i;
+      break;
+    }
+  }
+  keep = std::min(keep, static_cast<std::size_t>(std::max(max_lines, 1)));
+  std::string out;
+  for (std::size_t i = 0; i < keep; ++i) {
+    out.append(lines[i].substr(0, kMaxLineChars));
+    if (lines[i].size() > kMaxLineChars) out += " [...]";
+    out += '\n';
+  }
+  if (keep < lines.size()) {
+    int more_errors = 0;
+    for (std::size_t i = keep; i < lines.size(); ++i) more_errors += IsErrorLine(lines[i]) ? 1 : 0;
+    out += "[... " + std::to_string(lines.size() - keep) + " more lines";
+    if (more_errors > 0) out += ", " + std::to_string(more_errors) + " more errors";
+    out += " ...]\n";
+  }
+  return out;
+}
+
+std::string FirstErrorLine(std::string_view log) {
+  std::string_view first;
+  for (std::string_view line : SplitLines(log)) {
+    if (IsErrorLine(line)) {
+      first = line;
+      break;
+    }
+    if (first.empty() && line.find_first_not_of(" \t\r") != std::string_view::npos) first = line;
+  }
+  return std::string(first.substr(0, 200));
+}
+
+BuildResult CompileSharedLibrary(const CompileRequest& request) {
+  BuildResult build;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    const std::filesystem::path temporary = request.library.string() + ".tmp";
+    SubprocessOptions options;
+    options.argv = {request.compiler, "-std=c++17"};
+    options.argv.insert(options.argv.end(), request.flags.begin(), request.flags.end());
+    for (const char* flag : {"-fPIC", "-shared", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-o"}) options.argv.push_back(flag);
+    options.argv.push_back(temporary.filename().string());
+    options.argv.push_back(request.source.filename().string());
+    options.cwd = request.source.parent_path();
+    options.env = EnvironmentWith({"LC_ALL=C"});
+    options.timeout_s = request.timeout_s;
+    options.memory_limit_bytes = kCompilerMemoryBytes;
+    options.file_size_limit_bytes = kCompilerFileBytes;
+    auto run = RunSubprocess(options);
+    if (!run) {
+      build.log = "cannot run the compiler: " + run.error().message() + "\n";
+    } else if (run->timed_out) {
+      build.log = "error: the compiler " + run->Describe(request.timeout_s) + "\n" + TrimCompilerLog(run->log);
+    } else if (!run->Succeeded()) {
+      build.log = TrimCompilerLog(run->log);
+      if (FirstErrorLine(build.log).empty()) build.log += "error: the compiler " + run->Describe(0) + "\n";
+    } else {
+      std::filesystem::rename(options.cwd / temporary.filename(), request.library);
+      build.ok = true;
+      build.library = request.library;
+      build.log = TrimCompilerLog(run->log);  // warnings, if any
+    }
+  } catch (const std::exception& e) {
+    build.ok = false;
+    build.log = std::string("error: cannot build: ") + e.what() + "\n";
+  } catch (...) {
+    build.ok = false;
+    build.log = "error: cannot build: unknown exception\n";
+  }
+  build.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return build;
+}
+
+Result<std::string> CompilerVersion(const std::string& compiler) {
+  SubprocessOptions options;
+  options.argv = {compiler, "--version"};
+  options.env = EnvironmentWith({"LC_ALL=C"});
+  options.timeout_s = 30;
+  auto run = RunSubprocess(options);
+  if (!run) return Fail(run.error());
+  if (!run->Succeeded()) return Fail(Error::Io(compiler + " --version " + run->Describe(30)));
+  std::string line = run->log.substr(0, run->log.find('\n'));
+  if (line.empty()) return Fail(Error::Io(compiler + " --version printed nothing"));
+  return line;
+}
+
+}  // namespace kestrel

@@ -1,0 +1,44 @@
+#pragma once
+// Compiling a kernel (with its shim) into a shared object, and making the
+// compiler's verdict short enough for a log and an LLM fix prompt.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "evaluators/evaluator.h"
+
+namespace kestrel {
+
+struct CompileRequest {
+  std::string compiler = "c++";    // a name looked up in $PATH, or a path
+  std::vector<std::string> flags;  // user flags and -DKNOB=value defines
+  std::filesystem::path source;    // the shim, which includes the kernel
+  std::filesystem::path library;   // the shared object to produce
+  double timeout_s = 120;
+};
+
+// One compiler invocation:
+//   <compiler> -std=c++17 <flags> -fPIC -shared -Wl,-z,defs -Wl,-Bsymbolic
+//              -o <library> <source>
+// run in the source's directory (so messages name files relatively) with
+// LC_ALL=C. The library is written under a temporary name and renamed, so
+// it exists only when complete. Never throws; a failure (including a
+// compiler that cannot be started or times out) is !ok with the trimmed log.
+BuildResult CompileSharedLibrary(const CompileRequest& request);
+
+// The compiler output cut after its first `max_errors` errors (with the
+// context lines around them), at most `max_lines` lines of at most 300
+// characters, with a note of what was cut.
+std::string TrimCompilerLog(std::string_view log, int max_lines = 50, int max_errors = 3);
+
+// The first line that reports an error ("kernel.cpp:3:5: error: ..."), or
+// the first non-empty line; at most 200 characters.
+std::string FirstErrorLine(std::string_view log);
+
+// The first line of `<compiler> --version`.
+Result<std::string> CompilerVersion(const std::string& compiler);
+
+}  // namespace kestrel

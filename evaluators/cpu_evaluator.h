@@ -1,0 +1,84 @@
+#pragma once
+// CpuEvaluator: the Evaluator for kernels that run on this machine's CPU
+// (private to evaluators/; the engine uses MakeCpuEvaluator).
+//
+// Layout of the work dir:
+//   builds/<identity>/kernel.cpp, shim.cpp, kernel.so   one per candidate
+//   reference/                                         the reference's build,
+//                                                      outputs.bin (its outputs)
+//   evals/<n>/                                         one per Measure: jobs and
+//                                                      the candidate's outputs
+//
+// Build is thread-safe and content-addressed (the same candidate is compiled
+// once; a second Build returns the first result). Measure runs the
+// candidate's runner twice (outputs, then time) and never throws.
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evaluators/evaluator.h"
+#include "evaluators/job.h"
+
+namespace kestrel {
+
+class CpuEvaluator final : public Evaluator {
+ public:
+  // Builds and runs the reference; see MakeCpuEvaluator.
+  static Result<std::unique_ptr<CpuEvaluator>> Create(const Task& task, const CpuEvaluatorOptions& options);
+  ~CpuEvaluator() override;  // removes the work dir when it made it
+
+  BuildResult Build(const Candidate& candidate) override;
+  Measurement Measure(const Candidate& candidate, const BuildResult& build) override;
+  std::string Toolchain() const override { return toolchain_; }
+  std::vector<std::string> Flags() const override { return options_.flags; }
+  const HostInfo& Host() const override { return host_; }
+
+ private:
+  // One run of the runner: the parsed result, or the Measurement that ends
+  // the evaluation (timed_out, crashed, rejected).
+  struct JobRun {
+    std::optional<Measurement> failure;
+    JobResult result;
+    std::string log;  // the runner's output, trimmed
+  };
+  struct BuildSlot {
+    std::mutex mutex;
+    std::optional<BuildResult> result;
+  };
+
+  CpuEvaluator(const Task& task, const CpuEvaluatorOptions& options);
+  Status Prepare();
+  BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const;
+  Measurement MeasureBuilt(const BuildResult& build);
+  Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
+  JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const;
+  std::filesystem::path NewEvalDir();
+
+  Task task_;
+  CpuEvaluatorOptions options_;
+  std::filesystem::path work_dir_;
+  bool owns_work_dir_ = false;
+  std::filesystem::path runner_;
+  std::string toolchain_;
+  HostInfo host_;
+  std::vector<JobShape> all_shapes_;    // timed then check shapes
+  std::vector<JobShape> timed_shapes_;
+  BuildResult reference_build_;
+  std::filesystem::path reference_outputs_;
+
+  std::mutex builds_mutex_;
+  std::map<std::string, std::shared_ptr<BuildSlot>> builds_;  // by identity; guarded by builds_mutex_
+  std::atomic<int> next_eval_{0};
+};
+
+// Where kestrel-runner is when options.runner_path is empty: next to
+// /proc/self/exe, else $KESTREL_RUNNER, else the build tree's.
+Result<std::filesystem::path> DefaultRunnerPath();
+
+}  // namespace kestrel

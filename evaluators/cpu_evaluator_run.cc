@@ -1,0 +1,143 @@
+// CpuEvaluator: running kestrel-runner and judging how it ended (the part of
+// CpuEvaluator that talks to the runner process). See cpu_evaluator.h.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+
+#include "evaluators/cpu_evaluator.h"
+#include "evaluators/subprocess.h"
+
+namespace kestrel {
+namespace {
+
+constexpr std::uint64_t kRunnerMemoryBytes = 16ULL << 30;  // RLIMIT_AS, capped by 3/4 of RAM
+constexpr std::uint64_t kRunnerFileBytes = 1ULL << 30;     // RLIMIT_FSIZE, raised for big outputs
+constexpr double kCpuSlackSeconds = 5;
+
+// 128 random bits, hex: the runner must echo it, so a result that does not
+// come from this run of the runner is recognised.
+std::string MakeNonce() {
+  std::random_device random;
+  std::string nonce;
+  char part[9];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(random()));
+    nonce += part;
+  }
+  return nonce;
+}
+
+Measurement Failure(Outcome outcome, std::string reason, std::string log) {
+  Measurement measurement;
+  measurement.outcome = outcome;
+  measurement.reason = std::move(reason);
+  measurement.log = std::move(log);
+  return measurement;
+}
+
+#ifndef KESTREL_RUNNER_BUILD_PATH
+#define KESTREL_RUNNER_BUILD_PATH ""
+#endif
+
+bool IsExecutable(const std::filesystem::path& path) {
+  std::error_code error;
+  return !path.empty() && std::filesystem::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+Result<std::filesystem::path> DefaultRunnerPath() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error && IsExecutable(self.parent_path() / "kestrel-runner")) return self.parent_path() / "kestrel-runner";
+  if (const char* env = std::getenv("KESTREL_RUNNER"); env != nullptr && IsExecutable(env)) {
+    return std::filesystem::path(env);
+  }
+  if (IsExecutable(KESTREL_RUNNER_BUILD_PATH)) return std::filesystem::path(KESTREL_RUNNER_BUILD_PATH);
+  return Fail(Error::NotFound("kestrel-runner not found next to the executable, in $KESTREL_RUNNER or in the "
+                              "build tree; set the evaluator's runner_path"));
+}
+
+Job CpuEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries,
+                          bool timed_only) const {
+  Job job;
+  job.mode = mode;
+  job.libraries = std::move(libraries);
+  job.seed = options_.seed;
+  job.input_sets = options_.input_sets;
+  job.shapes = timed_only ? timed_shapes_ : all_shapes_;
+  job.min_time_s = options_.min_time_s;
+  job.min_samples = options_.min_samples;
+  return job;
+}
+
+CpuEvaluator::JobRun CpuEvaluator::RunJob(const Job& job, const std::filesystem::path& dir,
+                                          const std::string& phase) const {
+  JobRun run;
+  Job sent = job;
+  sent.nonce = MakeNonce();
+  const auto job_file = dir / (job.mode + ".json");
+  {
+    std::ofstream out(job_file, std::ios::binary | std::ios::trunc);
+    out << JobToJson(sent);
+    if (!out.flush()) {
+      run.failure = Failure(Outcome::kRejected, "evaluator error: cannot write " + job_file.string(), "");
+      return run;
+    }
+  }
+
+  std::uint64_t output_bytes = 0;
+  if (job.mode == "outputs") {
+    const auto segments = OutputSegments(job);
+    if (!segments.empty()) output_bytes = segments.back().offset + segments.back().bytes;
+  }
+  const std::string threads = std::to_string(std::max(1, options_.threads));
+  SubprocessOptions options;
+  options.argv = {runner_.string(), job_file.string()};
+  options.env = EnvironmentWith(
+      {"OMP_NUM_THREADS=" + threads, "MKL_NUM_THREADS=" + threads, "OPENBLAS_NUM_THREADS=" + threads});
+  options.cwd = dir;
+  options.timeout_s = options_.run_timeout_s;
+  options.cpu_limit_s = options_.run_timeout_s * std::max(1, options_.threads) + kCpuSlackSeconds;
+  options.memory_limit_bytes =
+      host_.memory_bytes > 0 ? std::min(kRunnerMemoryBytes, static_cast<std::uint64_t>(host_.memory_bytes) / 4 * 3)
+                             : kRunnerMemoryBytes;
+  options.file_size_limit_bytes = std::max(kRunnerFileBytes, 2 * output_bytes);
+  options.result_pipe = true;
+
+  auto ran = RunSubprocess(options);
+  if (!ran) {
+    run.failure = Failure(Outcome::kRejected, "evaluator error: cannot start kestrel-runner: " + ran.error().message(), "");
+    return run;
+  }
+  run.log = ran->log;
+  const std::string log = run.log.empty() ? "" : "runner output (" + phase + "):\n" + run.log;
+  const std::string while_phase = " while " + phase;
+  if (ran->timed_out) {
+    run.failure = Failure(Outcome::kTimedOut, ran->Describe(options_.run_timeout_s) + while_phase, log);
+  } else if (ran->signal == SIGXCPU) {
+    run.failure = Failure(Outcome::kTimedOut, "exceeded its CPU-time limit" + while_phase, log);
+  } else if (ran->signal != 0 || ran->exit_code != 0) {
+    run.failure = Failure(Outcome::kCrashed, ran->Describe(0) + while_phase, log);
+  } else if (ran->result.empty()) {
+    run.failure = Failure(Outcome::kCrashed, "ended the runner before it reported a result" + while_phase, log);
+  } else if (ran->result_truncated) {
+    run.failure = Failure(Outcome::kRejected, "runner protocol violation: oversized result" + while_phase, log);
+  } else if (auto parsed = ParseJobResult(ran->result); !parsed) {
+    run.failure = Failure(Outcome::kRejected, "runner protocol violation: " + parsed.error().message(), log);
+  } else if (parsed->nonce != sent.nonce) {
+    run.failure = Failure(Outcome::kRejected, "runner protocol violation: bad nonce" + while_phase, log);
+  } else if (!parsed->error.empty()) {
+    run.failure = Failure(Outcome::kCrashed, "runner: " + parsed->error, log);
+  } else {
+    run.result = std::move(*parsed);
+  }
+  return run;
+}
+
+}  // namespace kestrel

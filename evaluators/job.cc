@@ -1,0 +1,216 @@
+#include "evaluators/job.h"
+
+#include <array>
+#include <stdexcept>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace kestrel {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::pair<ScalarType, std::string_view>, 6> kTypeNames{{
+    {ScalarType::kF32, "f32"},
+    {ScalarType::kF64, "f64"},
+    {ScalarType::kI8, "i8"},
+    {ScalarType::kU8, "u8"},
+    {ScalarType::kI32, "i32"},
+    {ScalarType::kI64, "i64"},
+}};
+
+constexpr std::array<std::pair<ArgRole, std::string_view>, 5> kRoleNames{{
+    {ArgRole::kInput, "input"},
+    {ArgRole::kOutput, "output"},
+    {ArgRole::kInOut, "inout"},
+    {ArgRole::kDim, "dim"},
+    {ArgRole::kScalar, "scalar"},
+}};
+
+constexpr std::array<std::pair<InitSpec::Dist, std::string_view>, 3> kDistNames{{
+    {InitSpec::Dist::kNormal, "normal"},
+    {InitSpec::Dist::kUniform, "uniform"},
+    {InitSpec::Dist::kInt, "int"},
+}};
+
+template <class Enum, std::size_t N>
+std::string_view NameOf(const std::array<std::pair<Enum, std::string_view>, N>& names, Enum value) {
+  for (const auto& [key, name] : names) {
+    if (key == value) return name;
+  }
+  return "?";
+}
+
+// Throws json::exception-like std::runtime_error on an unknown name; the
+// callers turn every exception into an InvalidArgument error.
+template <class Enum, std::size_t N>
+Enum ValueOf(const std::array<std::pair<Enum, std::string_view>, N>& names, const std::string& name,
+             const char* what) {
+  for (const auto& [key, text] : names) {
+    if (text == name) return key;
+  }
+  throw std::runtime_error(std::string("unknown ") + what + " '" + name + "'");
+}
+
+json ArgToJson(const JobArg& arg) {
+  json out = {{"name", arg.name},
+              {"role", NameOf(kRoleNames, arg.role)},
+              {"type", NameOf(kTypeNames, arg.type)},
+              {"count", arg.count},
+              {"value", arg.value}};
+  out["init"] = {{"dist", NameOf(kDistNames, arg.init.dist)}, {"mean", arg.init.mean},
+                 {"std", arg.init.std},                        {"lo", arg.init.lo},
+                 {"hi", arg.init.hi}};
+  return out;
+}
+
+JobArg ArgFromJson(const json& in) {
+  JobArg arg;
+  arg.name = in.at("name").get<std::string>();
+  arg.role = ValueOf(kRoleNames, in.at("role").get<std::string>(), "role");
+  arg.type = ValueOf(kTypeNames, in.at("type").get<std::string>(), "type");
+  arg.count = in.at("count").get<std::int64_t>();
+  arg.value = in.at("value").get<double>();
+  const json& init = in.at("init");
+  arg.init.dist = ValueOf(kDistNames, init.at("dist").get<std::string>(), "dist");
+  arg.init.mean = init.at("mean").get<double>();
+  arg.init.std = init.at("std").get<double>();
+  arg.init.lo = init.at("lo").get<double>();
+  arg.init.hi = init.at("hi").get<double>();
+  if (arg.count < 0) throw std::runtime_error("negative count for " + arg.name);
+  return arg;
+}
+
+}  // namespace
+
+std::string_view ScalarTypeName(ScalarType type) { return NameOf(kTypeNames, type); }
+
+std::size_t ScalarTypeSize(ScalarType type) {
+  switch (type) {
+    case ScalarType::kF32: return 4;
+    case ScalarType::kF64: return 8;
+    case ScalarType::kI8: return 1;
+    case ScalarType::kU8: return 1;
+    case ScalarType::kI32: return 4;
+    case ScalarType::kI64: return 8;
+  }
+  return 8;
+}
+
+bool IsFloating(ScalarType type) { return type == ScalarType::kF32 || type == ScalarType::kF64; }
+
+std::vector<OutputSegment> OutputSegments(const Job& job) {
+  std::vector<OutputSegment> segments;
+  std::uint64_t offset = 0;
+  for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
+    const auto& args = job.shapes[s].args;
+    for (int set = 0; set < job.input_sets; ++set) {
+      for (int a = 0; a < static_cast<int>(args.size()); ++a) {
+        if (args[a].role != ArgRole::kOutput && args[a].role != ArgRole::kInOut) continue;
+        const std::uint64_t bytes = static_cast<std::uint64_t>(args[a].count) * ScalarTypeSize(args[a].type);
+        segments.push_back({s, set, a, offset, bytes});
+        offset += bytes;
+      }
+    }
+  }
+  return segments;
+}
+
+std::string JobToJson(const Job& job) {
+  json out = {{"mode", job.mode},
+              {"nonce", job.nonce},
+              {"seed", job.seed},
+              {"input_sets", job.input_sets},
+              {"output_file", job.output_file.string()},
+              {"min_time_s", job.min_time_s},
+              {"min_samples", job.min_samples},
+              {"buffer_sets", job.buffer_sets}};
+  out["libraries"] = json::array();
+  for (const auto& library : job.libraries) out["libraries"].push_back(library.string());
+  out["shapes"] = json::array();
+  for (const auto& shape : job.shapes) {
+    json args = json::array();
+    for (const auto& arg : shape.args) args.push_back(ArgToJson(arg));
+    out["shapes"].push_back({{"label", shape.label}, {"args", std::move(args)}});
+  }
+  return out.dump(1);
+}
+
+Result<Job> ParseJob(const std::string& text) {
+  try {
+    const json in = json::parse(text);
+    Job job;
+    job.mode = in.at("mode").get<std::string>();
+    job.nonce = in.at("nonce").get<std::string>();
+    job.seed = in.at("seed").get<std::uint64_t>();
+    job.input_sets = in.at("input_sets").get<int>();
+    job.output_file = in.at("output_file").get<std::string>();
+    job.min_time_s = in.at("min_time_s").get<double>();
+    job.min_samples = in.at("min_samples").get<int>();
+    job.buffer_sets = in.at("buffer_sets").get<int>();
+    for (const auto& library : in.at("libraries")) job.libraries.emplace_back(library.get<std::string>());
+    for (const auto& shape : in.at("shapes")) {
+      JobShape parsed;
+      parsed.label = shape.at("label").get<std::string>();
+      for (const auto& arg : shape.at("args")) parsed.args.push_back(ArgFromJson(arg));
+      job.shapes.push_back(std::move(parsed));
+    }
+    if (job.mode != "outputs" && job.mode != "time") throw std::runtime_error("unknown mode '" + job.mode + "'");
+    if (job.input_sets < 1 || job.buffer_sets < 1 || job.min_samples < 1) {
+      throw std::runtime_error("input_sets, buffer_sets and min_samples must be positive");
+    }
+    return job;
+  } catch (const std::exception& e) {
+    return Fail(Error::InvalidArgument(std::string("bad job: ") + e.what()));
+  }
+}
+
+std::string JobResultToJson(const JobResult& result) {
+  json out = {{"nonce", result.nonce}, {"error", result.error}};
+  out["checks"] = json::array();
+  for (const auto& check : result.checks) {
+    out["checks"].push_back({{"shape", check.shape_index},
+                             {"set", check.input_set},
+                             {"inputs_modified", check.inputs_modified},
+                             {"nondeterministic", check.nondeterministic}});
+  }
+  out["timings"] = json::array();
+  for (const auto& timing : result.timings) {
+    out["timings"].push_back({{"candidate", timing.candidate},
+                              {"reference", timing.reference},
+                              {"candidate_batch", timing.candidate_batch},
+                              {"reference_batch", timing.reference_batch}});
+  }
+  return out.dump();
+}
+
+Result<JobResult> ParseJobResult(const std::string& text) {
+  try {
+    const json in = json::parse(text);
+    JobResult result;
+    result.nonce = in.at("nonce").get<std::string>();
+    result.error = in.at("error").get<std::string>();
+    for (const auto& check : in.at("checks")) {
+      SetCheck parsed;
+      parsed.shape_index = check.at("shape").get<int>();
+      parsed.input_set = check.at("set").get<int>();
+      parsed.inputs_modified = check.at("inputs_modified").get<std::vector<std::string>>();
+      parsed.nondeterministic = check.at("nondeterministic").get<bool>();
+      result.checks.push_back(std::move(parsed));
+    }
+    for (const auto& timing : in.at("timings")) {
+      ShapeSamples parsed;
+      parsed.candidate = timing.at("candidate").get<std::vector<double>>();
+      parsed.reference = timing.at("reference").get<std::vector<double>>();
+      parsed.candidate_batch = timing.at("candidate_batch").get<std::int64_t>();
+      parsed.reference_batch = timing.at("reference_batch").get<std::int64_t>();
+      result.timings.push_back(std::move(parsed));
+    }
+    return result;
+  } catch (const std::exception& e) {
+    return Fail(Error::InvalidArgument(std::string("malformed runner result: ") + e.what()));
+  }
+}
+
+}  // namespace kestrel

@@ -1,0 +1,95 @@
+#pragma once
+// The protocol between the engine and kestrel-runner: a job (JSON file the
+// runner reads) and a result (one JSON document the runner writes on fd 3).
+// Compiled into both the evaluator library and the runner, so the two sides
+// cannot disagree on the format.
+//
+// A job is self-contained: every argument of every shape is laid out here
+// (type, element count, init), so the runner needs no Task and no formula
+// evaluation. The output file written in "outputs" mode is the raw bytes of
+// every output and inout buffer, in the order of OutputSegments().
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/task.h"
+
+namespace kestrel {
+
+// "f32" and so on; bytes per element. Own switches, so that the runner does
+// not depend on core/task.cc.
+std::string_view ScalarTypeName(ScalarType type);
+std::size_t ScalarTypeSize(ScalarType type);
+bool IsFloating(ScalarType type);
+
+// One argument of the entry at one shape.
+struct JobArg {
+  std::string name;
+  ArgRole role = ArgRole::kInput;
+  ScalarType type = ScalarType::kI64;
+  std::int64_t count = 0;  // buffers: elements
+  double value = 0.0;      // dims: the size; scalars: the value
+  InitSpec init;           // inputs and inouts
+};
+
+struct JobShape {
+  std::string label;  // "n=7", for messages
+  std::vector<JobArg> args;
+};
+
+struct Job {
+  std::string mode;   // "outputs" or "time"
+  std::string nonce;  // echoed in the result; proves it came from the runner
+  std::vector<std::filesystem::path> libraries;  // outputs: {kernel}; time: {candidate, reference}
+  std::uint64_t seed = 1;
+  int input_sets = 3;               // outputs mode: independent sets per shape
+  std::vector<JobShape> shapes;     // outputs: all shapes checked; time: timed shapes
+  std::filesystem::path output_file;  // outputs mode
+  double min_time_s = 0.5;          // time mode, per shape and kernel
+  int min_samples = 10;             // time mode, per shape and kernel
+  int buffer_sets = 2;              // time mode: rotating input sets
+};
+
+// One output or inout buffer in the output file.
+struct OutputSegment {
+  int shape_index = 0;
+  int input_set = 0;
+  int arg_index = 0;
+  std::uint64_t offset = 0;  // bytes into the file
+  std::uint64_t bytes = 0;
+};
+std::vector<OutputSegment> OutputSegments(const Job& job);
+
+// Outputs mode, per (shape, input set).
+struct SetCheck {
+  int shape_index = 0;
+  int input_set = 0;
+  std::vector<std::string> inputs_modified;  // names of inputs whose bytes changed
+  bool nondeterministic = false;             // two calls gave different output bytes
+};
+
+// Time mode, per timed shape: seconds per call of each sample.
+struct ShapeSamples {
+  std::vector<double> candidate;
+  std::vector<double> reference;
+  std::int64_t candidate_batch = 1;  // calls per sample
+  std::int64_t reference_batch = 1;
+};
+
+struct JobResult {
+  std::string nonce;
+  std::string error;  // the runner could not do the job (e.g. dlopen failed)
+  std::vector<SetCheck> checks;      // outputs mode
+  std::vector<ShapeSamples> timings;  // time mode
+};
+
+std::string JobToJson(const Job& job);
+// Parse errors are InvalidArgument with the offending field.
+Result<Job> ParseJob(const std::string& text);
+std::string JobResultToJson(const JobResult& result);
+Result<JobResult> ParseJobResult(const std::string& text);
+
+}  // namespace kestrel

@@ -1,0 +1,67 @@
+#pragma once
+// Running a program under limits: the only place that forks. Used for the
+// compiler and for kestrel-runner.
+//
+// The child runs in its own process group with stdin from /dev/null, stdout
+// and stderr captured together into a (trimmed) log, optionally a result
+// pipe on fd 3, rlimits applied, and no other file descriptor inherited.
+// After the wall-clock timeout the whole group is killed with SIGKILL; when
+// the child exits, whatever it left behind in its group is killed too. The
+// child is always reaped: no zombies.
+//
+// Thread-safety: RunSubprocess keeps no global state and may be called from
+// several threads at once (the child only makes async-signal-safe calls).
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace kestrel {
+
+struct SubprocessOptions {
+  std::vector<std::string> argv;  // argv[0]: a path, or a name looked up in $PATH
+  std::vector<std::string> env;   // "NAME=value" each; empty: inherit the parent's
+  std::filesystem::path cwd;      // empty: the parent's
+  double timeout_s = 60;          // wall clock; <= 0: none
+  double cpu_limit_s = 0;         // RLIMIT_CPU, rounded up; <= 0: none
+  std::uint64_t memory_limit_bytes = 0;     // RLIMIT_AS; 0: none
+  std::uint64_t file_size_limit_bytes = 0;  // RLIMIT_FSIZE; 0: none
+  bool result_pipe = false;                 // open fd 3 in the child; its bytes go to `result`
+  std::size_t log_limit_bytes = 64 * 1024;  // beyond: head and tail kept, middle elided
+  std::size_t result_limit_bytes = 64 * 1024 * 1024;  // beyond: the rest is dropped
+};
+
+struct SubprocessResult {
+  int exit_code = -1;       // when the child exited normally
+  int signal = 0;           // the signal that ended it, else 0
+  bool timed_out = false;   // killed by us at the deadline (signal is then SIGKILL)
+  double wall_seconds = 0;
+  std::string log;          // stdout and stderr, interleaved, trimmed
+  std::string result;       // what it wrote on fd 3 (result_pipe only)
+  bool result_truncated = false;
+
+  bool Succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }
+  // "exited with status 2", "killed by SIGSEGV", "timed out after 5s".
+  std::string Describe(double timeout_s) const;
+};
+
+// Runs argv[0] to completion (or its timeout). An error only when the
+// program could not be started at all (not found, not executable, fork
+// failed); anything the program does is in the SubprocessResult.
+Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options);
+
+// The parent's environment with `overrides` ("NAME=value") replacing or
+// adding entries.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrides);
+
+// The absolute path of `program`: itself when it contains a '/', else the
+// first executable match in $PATH. NotFound when there is none.
+Result<std::filesystem::path> FindProgram(const std::string& program);
+
+// "SIGSEGV" for 11 and so on ("signal 42" when unnamed).
+std::string SignalName(int signal);
+
+}  // namespace kestrel

@@ -1,0 +1,136 @@
+// The engine <-> runner protocol, the task layout and the output comparison.
+
+#include "evaluators/job.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include <doctest.h>
+
+#include "evaluators/compare.h"
+#include "evaluators/task_layout.h"
+#include "scale_task.h"
+
+namespace kestrel {
+namespace {
+
+Job ScaleJob() {
+  Job job;
+  job.mode = "outputs";
+  job.nonce = "abc";
+  job.input_sets = 2;
+  auto shapes = LayoutShapes(testing::MakeScaleTask(), false);
+  REQUIRE(shapes.has_value());
+  job.shapes = *shapes;
+  return job;
+}
+
+void WriteFloats(const std::filesystem::path& path, const std::vector<float>& values) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+}
+
+TEST_SUITE("job") {
+  TEST_CASE("layout of the scale task") {
+    const Job job = ScaleJob();
+    REQUIRE(job.shapes.size() == 2);
+    CHECK(job.shapes[0].label == "n=100000");
+    CHECK(job.shapes[1].label == "n=7");
+    CHECK(job.shapes[1].args[0].count == 7);
+    CHECK(job.shapes[1].args[2].value == 7);
+    CHECK(job.shapes[1].args[3].value == 2.0);
+    const auto segments = OutputSegments(job);
+    REQUIRE(segments.size() == 4);  // 2 shapes x 2 sets x 1 output
+    CHECK(segments[2].shape_index == 1);
+    CHECK(segments[2].offset == 2 * 100000 * 4);
+    CHECK(segments[3].bytes == 7 * 4);
+
+    Task task = testing::MakeScaleTask();
+    task.shapes = {{{"m", 3}}};
+    CHECK_FALSE(LayoutShapes(task, true).has_value());
+  }
+
+  TEST_CASE("a job and a result survive the round trip") {
+    Job job = ScaleJob();
+    job.libraries = {"/tmp/a.so", "/tmp/b.so"};
+    job.shapes[0].args[0].init.dist = InitSpec::Dist::kUniform;
+    auto parsed = ParseJob(JobToJson(job));
+    REQUIRE(parsed.has_value());
+    CHECK(JobToJson(*parsed) == JobToJson(job));
+
+    JobResult result;
+    result.nonce = "n";
+    result.checks = {{1, 2, {"x"}, true}};
+    result.timings = {{{1e-6, 2e-6}, {3e-6}, 10, 20}};
+    auto back = ParseJobResult(JobResultToJson(result));
+    REQUIRE(back.has_value());
+    CHECK(back->checks[0].inputs_modified == std::vector<std::string>{"x"});
+    CHECK(back->checks[0].nondeterministic);
+    CHECK(back->timings[0].candidate.size() == 2);
+    CHECK(back->timings[0].reference_batch == 20);
+
+    CHECK_FALSE(ParseJobResult("not json").has_value());
+    CHECK_FALSE(ParseJobResult("{\"nonce\": 3}").has_value());
+    CHECK_FALSE(ParseJob("{\"mode\": \"dance\"}").has_value());
+  }
+}
+
+TEST_SUITE("compare") {
+  TEST_CASE("tolerance, NaN and the worst mismatches") {
+    testing::TempDir dir;
+    Job job = ScaleJob();
+    job.shapes[0].args[0].count = job.shapes[0].args[1].count = 4;  // small timed shape
+    std::vector<float> reference = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7};
+    WriteFloats(dir / "ref.bin", reference);
+    WriteFloats(dir / "same.bin", reference);
+    const Tolerance tolerance{1e-3, 1e-6};
+    auto same = CompareOutputs(job, dir / "ref.bin", dir / "same.bin", tolerance);
+    REQUIRE(same.has_value());
+    CHECK(same->ok);
+
+    std::vector<float> close = reference;
+    close[0] *= 1.0005f;  // inside rtol
+    WriteFloats(dir / "close.bin", close);
+    CHECK(CompareOutputs(job, dir / "ref.bin", dir / "close.bin", tolerance)->ok);
+
+    std::vector<float> bad = reference;
+    bad[8 + 2] = 3.5f;            // shape n=7, set 0, y[2]
+    bad[8 + 7 + 4] = std::nanf("");  // shape n=7, set 1, y[4]
+    WriteFloats(dir / "bad.bin", bad);
+    auto wrong = CompareOutputs(job, dir / "ref.bin", dir / "bad.bin", tolerance);
+    REQUIRE(wrong.has_value());
+    CHECK_FALSE(wrong->ok);
+    CHECK(wrong->reason.find("2 of 2 input sets differ on shape n=7") == 0);
+    REQUIRE(wrong->worst.size() == 2);
+    CHECK(wrong->worst[0].index == 4);  // NaN is the worst
+    CHECK(std::isnan(wrong->worst[0].actual));
+    CHECK(wrong->worst[1].arg == "y");
+    CHECK(wrong->worst[1].index == 2);
+    CHECK(wrong->worst[1].expected == 3.0);
+    CHECK(wrong->worst[1].actual == 3.5);
+
+    WriteFloats(dir / "short.bin", {1, 2, 3});
+    auto truncated = CompareOutputs(job, dir / "ref.bin", dir / "short.bin", tolerance);
+    REQUIRE_FALSE(truncated.has_value());
+    CHECK(truncated.error().code() == ErrorCode::kCorruption);
+  }
+
+  TEST_CASE("a near-constant reference output is refused") {
+    testing::TempDir dir;
+    Job job = ScaleJob();
+    job.shapes[0].args[0].count = job.shapes[0].args[1].count = 4;
+    std::vector<float> varied = {1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    WriteFloats(dir / "varied.bin", varied);
+    CHECK(CheckReferenceVaries(job, dir / "varied.bin", {1e-4, 1e-7}, 1).has_value());
+    std::vector<float> constant(22, 0.0f);
+    for (int i = 0; i < 8; ++i) constant[i] = 1.0f + 1e-6f * static_cast<float>(i);
+    WriteFloats(dir / "constant.bin", constant);
+    auto refused = CheckReferenceVaries(job, dir / "constant.bin", {1e-4, 1e-7}, 1);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().IsInvalidArgument());
+  }
+}
+
+}  // namespace
+}  // namespace kestrel

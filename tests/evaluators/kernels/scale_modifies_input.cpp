@@ -1,0 +1,7 @@
+// Correct output, but writes its input: wrong.
+#include <cstdint>
+
+void scale_add(const float* x, float* y, int64_t n, float a) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + 1.0f;
+  const_cast<float*>(x)[0] = 0.0f;
+}

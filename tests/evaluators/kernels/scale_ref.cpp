@@ -1,0 +1,6 @@
+// The test task's reference: y[i] = a * x[i] + 1.
+#include <cstdint>
+
+void scale_add(const float* x, float* y, int64_t n, float a) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + 1.0f;
+}

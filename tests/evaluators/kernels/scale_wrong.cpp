@@ -1,0 +1,7 @@
+// Wrong in one element: wrong, with the mismatch at y[n/2].
+#include <cstdint>
+
+void scale_add(const float* x, float* y, int64_t n, float a) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + 1.0f;
+  y[n / 2] += 0.5f;
+}
