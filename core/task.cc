@@ -1,1 +1,236 @@
-// placeholder: being written
+#include "core/task.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "core/expr.h"
+#include "core/task_spec.h"
+
+#ifndef KESTREL_SOURCE_DIR
+#define KESTREL_SOURCE_DIR "."
+#endif
+
+namespace kestrel {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSpecFile = "task.json";
+
+std::optional<std::string> ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return std::move(text).str();
+}
+
+// The name of the folder `dir` denotes, also for "tasks/softmax/" or ".".
+std::string FolderName(const fs::path& dir) {
+  std::error_code ignored;
+  fs::path path = fs::absolute(dir, ignored).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();
+  return path.filename().string();
+}
+
+// Reads `source` (named in field `field` of `spec_file`) from `dir`.
+Status ReadSource(const fs::path& dir, const std::string& spec_file, const std::string& field, SourceFile& source) {
+  const fs::path path = dir / source.name;
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) {
+    return Fail(Error::InvalidArgument(spec_file + ": " + field + ": expected an existing file, got \"" +
+                                       source.name + "\" (" + path.string() + " does not exist)"));
+  }
+  auto text = ReadText(path);
+  if (!text) return Fail(Error::Io(spec_file + ": " + field + ": cannot read " + path.string()));
+  source.text = std::move(*text);
+  return {};
+}
+
+std::optional<double> Formula(const std::string& expr, const Shape& shape) {
+  if (expr.empty()) return std::nullopt;
+  auto value = EvalExpr(expr, shape);
+  if (!value) return std::nullopt;
+  return *value;
+}
+
+}  // namespace
+
+std::string_view ToString(ScalarType type) {
+  switch (type) {
+    case ScalarType::kF32: return "f32";
+    case ScalarType::kF64: return "f64";
+    case ScalarType::kI8: return "i8";
+    case ScalarType::kU8: return "u8";
+    case ScalarType::kI32: return "i32";
+    case ScalarType::kI64: return "i64";
+  }
+  return "?";
+}
+
+std::string_view CppType(ScalarType type) {
+  switch (type) {
+    case ScalarType::kF32: return "float";
+    case ScalarType::kF64: return "double";
+    case ScalarType::kI8: return "int8_t";
+    case ScalarType::kU8: return "uint8_t";
+    case ScalarType::kI32: return "int32_t";
+    case ScalarType::kI64: return "int64_t";
+  }
+  return "?";
+}
+
+std::size_t SizeOf(ScalarType type) {
+  switch (type) {
+    case ScalarType::kF32: return 4;
+    case ScalarType::kF64: return 8;
+    case ScalarType::kI8: return 1;
+    case ScalarType::kU8: return 1;
+    case ScalarType::kI32: return 4;
+    case ScalarType::kI64: return 8;
+  }
+  return 0;
+}
+
+std::string_view ToString(ArgRole role) {
+  switch (role) {
+    case ArgRole::kInput: return "input";
+    case ArgRole::kOutput: return "output";
+    case ArgRole::kInOut: return "inout";
+    case ArgRole::kDim: return "dim";
+    case ArgRole::kScalar: return "scalar";
+  }
+  return "?";
+}
+
+std::string ToString(const Shape& shape) {
+  std::string out;
+  for (const auto& [dim, size] : shape) {
+    if (!out.empty()) out += ' ';
+    out += dim + "=" + std::to_string(size);
+  }
+  return out;
+}
+
+std::string Task::Signature() const {
+  std::string out = "void " + entry + "(";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec& arg = args[i];
+    if (i > 0) out += ", ";
+    if (arg.role == ArgRole::kInput) out += "const ";
+    out += CppType(arg.role == ArgRole::kDim ? ScalarType::kI64 : arg.type);
+    if (arg.IsBuffer()) out += "*";
+    out += " " + arg.name;
+  }
+  return out + ")";
+}
+
+// Precondition: `shape` gives every dim `arg` names (LoadTask checks this
+// for the task's own shapes); a missing dim counts as 0.
+std::int64_t Task::ElementCount(const ArgSpec& arg, const Shape& shape) const {
+  std::int64_t count = 1;
+  for (const auto& dim : arg.shape) {
+    const auto it = shape.find(dim);
+    if (it != shape.end()) {
+      count *= it->second;
+    } else if (!dim.empty() && std::all_of(dim.begin(), dim.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      count *= std::strtoll(dim.c_str(), nullptr, 10);
+    } else {
+      return 0;
+    }
+  }
+  return count;
+}
+
+std::optional<double> Task::Flops(const Shape& shape) const { return Formula(flops, shape); }
+std::optional<double> Task::Bytes(const Shape& shape) const { return Formula(bytes, shape); }
+
+Result<Task> LoadTask(const fs::path& dir) {
+  const fs::path spec_path = dir / kSpecFile;
+  const std::string spec_file = spec_path.string();
+  std::error_code error;
+  if (!fs::is_regular_file(spec_path, error)) {
+    return Fail(Error::InvalidArgument(spec_file + ": not found (a task folder holds task.json, reference.cpp and "
+                                       "seed.cpp; see CONTRACT.md, \"Tasks\")"));
+  }
+  auto text = ReadText(spec_path);
+  if (!text) return Fail(Error::Io(spec_file + ": cannot read"));
+  auto task = ParseTaskSpec(*text, spec_file, FolderName(dir));
+  if (!task) return task;
+  task->dir = dir;
+  if (auto read = ReadSource(dir, spec_file, "reference", task->reference); !read) return Fail(read.error());
+  for (std::size_t i = 0; i < task->seeds.size(); ++i) {
+    const std::string field = "seeds[" + std::to_string(i) + "]";
+    if (auto read = ReadSource(dir, spec_file, field, task->seeds[i]); !read) return Fail(read.error());
+  }
+  if (task->baseline) {
+    if (auto read = ReadSource(dir, spec_file, "baseline", *task->baseline); !read) return Fail(read.error());
+  }
+  return task;
+}
+
+Result<std::vector<Task>> LoadTasks(const std::vector<fs::path>& dirs) {
+  std::vector<Task> tasks;
+  for (const auto& dir : dirs) {
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) {
+      return Fail(Error::InvalidArgument(dir.string() + ": not a directory (expected a folder of task folders)"));
+    }
+    std::vector<fs::path> folders;
+    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+      std::error_code ignored;
+      if (it->is_directory(ignored) && fs::is_regular_file(it->path() / kSpecFile, ignored)) {
+        folders.push_back(it->path());
+      }
+    }
+    if (error) return Fail(Error::Io(dir.string() + ": cannot list: " + error.message()));
+    std::sort(folders.begin(), folders.end());
+    for (const auto& folder : folders) {
+      auto task = LoadTask(folder);
+      if (!task) return Fail(task.error());
+      const auto same = std::find_if(tasks.begin(), tasks.end(), [&](const Task& t) { return t.name == task->name; });
+      if (same != tasks.end()) {
+        return Fail(Error::InvalidArgument("task '" + task->name + "' is defined twice: in " + same->dir.string() +
+                                           " and in " + folder.string()));
+      }
+      tasks.push_back(std::move(*task));
+    }
+  }
+  std::sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.name < b.name; });
+  return tasks;
+}
+
+Result<Task> FindTask(const std::string& name, const std::vector<fs::path>& dirs) {
+  auto tasks = LoadTasks(dirs);
+  if (!tasks) return Fail(tasks.error());
+  std::string known;
+  for (auto& task : *tasks) {
+    if (task.name == name) return std::move(task);
+    known += (known.empty() ? "" : " ") + task.name;
+  }
+  return Fail(Error::NotFound("unknown task '" + name + "' (known: " + (known.empty() ? "none" : known) + ")"));
+}
+
+fs::path BuiltinTasksDir() {
+  std::error_code error;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const fs::path bin = exe.parent_path();
+    for (const char* relative : {"../configs/tasks", "../../configs/tasks", "../../../configs/tasks",
+                                    "../share/kestrel/tasks"}) {
+      const fs::path candidate = (bin / relative).lexically_normal();
+      std::error_code ignored;
+      if (fs::is_directory(candidate, ignored)) return candidate;
+    }
+  }
+  if (const char* env = std::getenv("KESTREL_TASKS_DIR"); env != nullptr && *env != '\0') return env;
+  return fs::path(KESTREL_SOURCE_DIR) / "configs" / "tasks";
+}
+
+}  // namespace kestrel

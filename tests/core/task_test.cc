@@ -1,0 +1,537 @@
+// LoadTask and friends: the built-in tasks, the CONTRACT.md example, and one
+// broken task.json per validation rule (the error must name the file and the
+// field).
+
+#include "core/task.h"
+
+#include <doctest.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/candidate.h"
+#include "core/expr.h"
+#include "tests/testing.h"
+
+namespace kestrel {
+namespace {
+
+using Json = nlohmann::json;
+using testing::TempDir;
+using testing::WriteFile;
+
+// The task.json of CONTRACT.md, "Tasks", verbatim.
+constexpr const char* kContractExample = R"({
+  "name": "softmax",
+  "description": "Numerically stable softmax over each row of a rows x cols float32 matrix.",
+  "language": "cpp",
+  "entry": "softmax",
+  "args": [
+    {"name": "x", "role": "input", "type": "f32", "shape": ["rows", "cols"],
+     "init": {"dist": "normal", "mean": 0.0, "std": 4.0}},
+    {"name": "y", "role": "output", "type": "f32", "shape": ["rows", "cols"]},
+    {"name": "rows", "role": "dim"},
+    {"name": "cols", "role": "dim"}
+  ],
+  "shapes": [{"rows": 2048, "cols": 1024}, {"rows": 64, "cols": 16384}],
+  "check_shapes": [{"rows": 7, "cols": 33}],
+  "tolerance": {"rtol": 1e-4, "atol": 1e-7},
+  "flops": "5*rows*cols",
+  "bytes": "8*rows*cols",
+  "reference": "reference.cpp",
+  "seeds": ["seed.cpp"],
+  "baseline": "baseline.cpp"
+})";
+
+// Writes a task folder `dir` (task.json plus the sources every test task names).
+void WriteTask(const std::filesystem::path& dir, const std::string& spec) {
+  WriteFile(dir / "task.json", spec);
+  WriteFile(dir / "reference.cpp", "// reference\n");
+  WriteFile(dir / "seed.cpp", "// seed\n");
+}
+
+// A small valid task; each validation case breaks one thing in it.
+Json ValidSpec() {
+  Json spec = Json::parse(kContractExample);
+  spec["name"] = "t";
+  spec.erase("baseline");
+  return spec;
+}
+
+std::size_t Combinations(const std::vector<KnobSpec>& knobs) {
+  std::size_t count = 1;
+  for (const auto& knob : knobs) count *= knob.values.size();
+  return count;
+}
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST_SUITE("task") {
+  TEST_CASE("every built-in task loads and opens a real knob space") {
+    REQUIRE(std::filesystem::is_directory(testing::TasksDir()));
+    auto tasks = LoadTasks({testing::TasksDir()});
+    REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+    std::vector<std::string> names;
+    for (const auto& task : *tasks) names.push_back(task.name);
+    CHECK(names == std::vector<std::string>{"layernorm", "matmul", "softmax"});
+    for (const auto& task : *tasks) {
+      CAPTURE(task.name);
+      CHECK(!task.reference.text.empty());
+      CHECK(Contains(task.reference.text, task.entry + "("));
+      REQUIRE(!task.seeds.empty());
+      for (const auto& seed : task.seeds) {
+        CHECK(Contains(seed.text, task.entry + "("));
+        auto knobs = ParseKnobs(seed.text);
+        REQUIRE_MESSAGE(knobs.has_value(), knobs.error().message());
+        CHECK(Combinations(*knobs) >= 30);
+        CHECK(ParseKnobs(task.reference.text)->empty());
+      }
+      for (const auto& shape : task.shapes) {
+        CHECK(task.Flops(shape).value_or(0) > 0);
+        CHECK(task.Bytes(shape).value_or(0) > 0);
+      }
+      CHECK(!task.check_shapes.empty());
+    }
+  }
+
+  TEST_CASE("the built-in softmax is the CONTRACT.md example") {
+    auto task = FindTask("softmax", {testing::TasksDir()});
+    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    Json example = Json::parse(kContractExample);
+    example.erase("baseline");  // no baseline.cpp yet
+    CHECK(Json::parse(task->spec_text) == example);
+    CHECK(task->spec_text == testing::ReadFile(testing::TasksDir() / "softmax" / "task.json"));
+
+    CHECK(task->name == "softmax");
+    CHECK(task->description == "Numerically stable softmax over each row of a rows x cols float32 matrix.");
+    CHECK(task->language == "cpp");
+    CHECK(task->entry == "softmax");
+    CHECK(task->Signature() == "void softmax(const float* x, float* y, int64_t rows, int64_t cols)");
+    REQUIRE(task->args.size() == 4);
+    const ArgSpec& x = task->args[0];
+    CHECK(x.name == "x");
+    CHECK(x.role == ArgRole::kInput);
+    CHECK(x.type == ScalarType::kF32);
+    CHECK(x.shape == std::vector<std::string>{"rows", "cols"});
+    CHECK(x.init.dist == InitSpec::Dist::kNormal);
+    CHECK(x.init.mean == 0.0);
+    CHECK(x.init.std == 4.0);
+    CHECK(task->args[1].name == "y");
+    CHECK(task->args[1].role == ArgRole::kOutput);
+    CHECK(task->args[2].role == ArgRole::kDim);
+    CHECK(task->args[2].type == ScalarType::kI64);
+    CHECK(task->args[3].name == "cols");
+    CHECK(task->shapes == std::vector<Shape>{{{"rows", 2048}, {"cols", 1024}}, {{"rows", 64}, {"cols", 16384}}});
+    CHECK(task->check_shapes == std::vector<Shape>{{{"rows", 7}, {"cols", 33}}});
+    CHECK(task->tolerance.rtol == 1e-4);
+    CHECK(task->tolerance.atol == 1e-7);
+    CHECK(task->flops == "5*rows*cols");
+    CHECK(task->bytes == "8*rows*cols");
+    CHECK(task->reference.name == "reference.cpp");
+    REQUIRE(task->seeds.size() == 1);
+    CHECK(task->seeds[0].name == "seed.cpp");
+    CHECK(!task->baseline.has_value());
+    CHECK(task->dir == testing::TasksDir() / "softmax");
+
+    const Shape& shape = task->shapes[0];
+    CHECK(task->ElementCount(x, shape) == 2048 * 1024);
+    CHECK(task->Flops(shape) == 5.0 * 2048 * 1024);
+    CHECK(task->Bytes(shape) == 8.0 * 2048 * 1024);
+    CHECK(ToString(shape) == "cols=1024 rows=2048");
+  }
+
+  TEST_CASE("the other built-in signatures") {
+    auto matmul = FindTask("matmul", {testing::TasksDir()});
+    REQUIRE(matmul.has_value());
+    CHECK(matmul->Signature() == "void matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k)");
+    CHECK(matmul->Flops({{"m", 2}, {"n", 3}, {"k", 4}}) == 48.0);
+    auto layernorm = FindTask("layernorm", {testing::TasksDir()});
+    REQUIRE(layernorm.has_value());
+    CHECK(layernorm->Signature() ==
+          "void layernorm(const float* x, const float* gamma, const float* beta, float* y, int64_t rows, int64_t cols)");
+  }
+
+  TEST_CASE("the CONTRACT.md example with its baseline loads") {
+    TempDir temp;
+    const auto dir = temp / "softmax";
+    WriteTask(dir, kContractExample);
+    WriteFile(dir / "baseline.cpp", "// expert\n");
+    auto task = LoadTask(dir);
+    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE(task->baseline.has_value());
+    CHECK(task->baseline->name == "baseline.cpp");
+    CHECK(task->baseline->text == "// expert\n");
+    CHECK(task->reference.text == "// reference\n");
+    CHECK(task->seeds[0].text == "// seed\n");
+    CHECK(task->spec_text == kContractExample);
+  }
+
+  TEST_CASE("every role, type and literal dim") {
+    TempDir temp;
+    Json spec = ValidSpec();
+    spec["args"] = Json::parse(R"([
+      {"name": "acc", "role": "inout", "type": "f64", "shape": ["n", 4], "init": {"dist": "uniform", "lo": -2, "hi": 2}},
+      {"name": "idx", "role": "input", "type": "i32", "shape": ["n"], "init": {"dist": "int", "lo": 0, "hi": 9}},
+      {"name": "mask", "role": "input", "type": "u8", "shape": ["3"]},
+      {"name": "small", "role": "output", "type": "i8", "shape": ["n"]},
+      {"name": "big", "role": "output", "type": "i64", "shape": ["n"]},
+      {"name": "alpha", "role": "scalar", "type": "f32", "value": 0.5},
+      {"name": "count", "role": "scalar", "type": "i64", "value": 3},
+      {"name": "n", "role": "dim", "type": "i64"}
+    ])");
+    spec["shapes"] = Json::parse(R"([{"n": 10}])");
+    spec["check_shapes"] = Json::array();
+    spec["flops"] = "2*n";
+    spec["bytes"] = "8*n*4";
+    WriteTask(temp / "t", spec.dump(2));
+    auto task = LoadTask(temp / "t");
+    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    CHECK(task->Signature() ==
+          "void softmax(double* acc, const int32_t* idx, const uint8_t* mask, int8_t* small, int64_t* big, "
+          "float alpha, int64_t count, int64_t n)");
+    const Shape shape = {{"n", 10}};
+    CHECK(task->ElementCount(task->args[0], shape) == 40);
+    CHECK(task->ElementCount(task->args[2], shape) == 3);
+    CHECK(task->args[0].init.dist == InitSpec::Dist::kUniform);
+    CHECK(task->args[1].init.dist == InitSpec::Dist::kInt);
+    CHECK(task->args[1].init.hi == 9.0);
+    CHECK(task->args[5].value == 0.5);
+    CHECK(task->check_shapes.empty());
+  }
+
+  TEST_CASE("names of types and roles") {
+    CHECK(ToString(ScalarType::kF32) == "f32");
+    CHECK(ToString(ScalarType::kU8) == "u8");
+    CHECK(CppType(ScalarType::kF32) == "float");
+    CHECK(CppType(ScalarType::kF64) == "double");
+    CHECK(CppType(ScalarType::kI8) == "int8_t");
+    CHECK(CppType(ScalarType::kU8) == "uint8_t");
+    CHECK(CppType(ScalarType::kI32) == "int32_t");
+    CHECK(CppType(ScalarType::kI64) == "int64_t");
+    CHECK(SizeOf(ScalarType::kF32) == 4);
+    CHECK(SizeOf(ScalarType::kF64) == 8);
+    CHECK(SizeOf(ScalarType::kI8) == 1);
+    CHECK(SizeOf(ScalarType::kU8) == 1);
+    CHECK(SizeOf(ScalarType::kI32) == 4);
+    CHECK(SizeOf(ScalarType::kI64) == 8);
+    CHECK(ToString(ArgRole::kInput) == "input");
+    CHECK(ToString(ArgRole::kOutput) == "output");
+    CHECK(ToString(ArgRole::kInOut) == "inout");
+    CHECK(ToString(ArgRole::kDim) == "dim");
+    CHECK(ToString(ArgRole::kScalar) == "scalar");
+    CHECK(ToString(Shape{}).empty());
+  }
+
+  TEST_CASE("a task without flops or bytes has no formula") {
+    TempDir temp;
+    Json spec = ValidSpec();
+    spec.erase("flops");
+    spec.erase("bytes");
+    WriteTask(temp / "t", spec.dump());
+    auto task = LoadTask(temp / "t");
+    REQUIRE(task.has_value());
+    CHECK(!task->Flops(task->shapes[0]).has_value());
+    CHECK(!task->Bytes(task->shapes[0]).has_value());
+  }
+
+  TEST_CASE("a broken task.json is refused naming the file and the field") {
+    TempDir temp;
+    const auto dir = temp / "t";
+    const std::string file = (dir / "task.json").string();
+    // Writes `spec` (a JSON value or raw text), loads it, and checks the message.
+    const auto expect = [&](const std::string& text, const std::string& field, const std::string& expected) {
+      WriteTask(dir, text);
+      auto task = LoadTask(dir);
+      REQUIRE_MESSAGE(!task.has_value(), "accepted: ", text);
+      const std::string& message = task.error().message();
+      CAPTURE(message);
+      CHECK(task.error().IsInvalidArgument());
+      CHECK(message.rfind(file + ": " + field, 0) == 0);
+      CHECK(Contains(message, expected));
+    };
+    const auto broken = [&](const std::function<void(Json&)>& edit, const std::string& field,
+                            const std::string& expected) {
+      Json spec = ValidSpec();
+      edit(spec);
+      expect(spec.dump(2), field, expected);
+    };
+
+    SUBCASE("not JSON") { expect("{\"name\": \"t\",", "not valid JSON", "parse error"); }
+    SUBCASE("a field twice") {
+      std::string text = ValidSpec().dump(2);
+      text.insert(text.find('{') + 1, "\"seeds\": [\"seed.cpp\"],\n");
+      expect(text, "seeds: the field appears twice", "");
+    }
+    SUBCASE("a nested field twice") {
+      std::string text = ValidSpec().dump(2);
+      text.insert(text.find("\"rtol\""), "\"rtol\": 0.1, ");
+      expect(text, "rtol: the field appears twice", "");
+    }
+    SUBCASE("not an object") { expect("[1, 2]", "expected a JSON object", "got an array"); }
+    SUBCASE("unknown top-level field") {
+      broken([](Json& s) { s["shape"] = Json::array(); }, "shape: unknown field", "expected one of name");
+    }
+    SUBCASE("name missing") { broken([](Json& s) { s.erase("name"); }, "name: missing", "expected a string"); }
+    SUBCASE("name not a string") { broken([](Json& s) { s["name"] = 3; }, "name: expected a string", "got 3"); }
+    SUBCASE("name with bad characters") {
+      broken([](Json& s) { s["name"] = "a b"; }, "name: expected letters, digits", "\"a b\"");
+    }
+    SUBCASE("name is not the folder's") {
+      broken([](Json& s) { s["name"] = "other"; }, "name: expected the task folder's name \"t\"", "\"other\"");
+    }
+    SUBCASE("description missing") { broken([](Json& s) { s.erase("description"); }, "description: missing", "string"); }
+    SUBCASE("description empty") { broken([](Json& s) { s["description"] = ""; }, "description: expected a non-empty", "\"\""); }
+    SUBCASE("language") {
+      broken([](Json& s) { s["language"] = "rust"; }, "language: expected one of cpp cuda", "got \"rust\"");
+    }
+    SUBCASE("entry not an identifier") {
+      broken([](Json& s) { s["entry"] = "soft-max"; }, "entry: expected a C identifier", "\"soft-max\"");
+    }
+    SUBCASE("entry a keyword") { broken([](Json& s) { s["entry"] = "float"; }, "entry: expected a C identifier", "\"float\""); }
+    SUBCASE("args missing") { broken([](Json& s) { s.erase("args"); }, "args: missing", "non-empty array"); }
+    SUBCASE("args empty") { broken([](Json& s) { s["args"] = Json::array(); }, "args: expected a non-empty array", "got an array"); }
+    SUBCASE("arg not an object") { broken([](Json& s) { s["args"][1] = "y"; }, "args[1]: expected an object", "\"y\""); }
+    SUBCASE("arg unknown field") {
+      broken([](Json& s) { s["args"][0]["shpae"] = s["args"][0]["shape"]; }, "args[0].shpae: unknown field",
+             "expected one of name role type shape init value");
+    }
+    SUBCASE("arg name missing") { broken([](Json& s) { s["args"][1].erase("name"); }, "args[1].name: missing", "string"); }
+    SUBCASE("arg name not an identifier") {
+      broken([](Json& s) { s["args"][1]["name"] = "1y"; }, "args[1].name: expected a C identifier", "\"1y\"");
+    }
+    SUBCASE("arg name a keyword") {
+      broken([](Json& s) { s["args"][1]["name"] = "int"; }, "args[1].name: expected a C identifier", "\"int\"");
+    }
+    SUBCASE("arg name twice") {
+      broken([](Json& s) { s["args"][1]["name"] = "x"; }, "args[1].name: expected a unique name", "\"x\"");
+    }
+    SUBCASE("role missing") {
+      broken([](Json& s) { s["args"][1].erase("role"); }, "args[1].role: missing",
+             "expected one of input output inout dim scalar");
+    }
+    SUBCASE("role unknown") {
+      broken([](Json& s) { s["args"][1]["role"] = "in"; }, "args[1].role: expected one of input output inout dim scalar",
+             "got \"in\"");
+    }
+    SUBCASE("type unknown") {
+      broken([](Json& s) { s["args"][1]["type"] = "f16"; }, "args[1].type: expected one of f32 f64 i8 u8 i32 i64",
+             "got \"f16\"");
+    }
+    SUBCASE("buffer without a type") { broken([](Json& s) { s["args"][1].erase("type"); }, "args[1].type: missing", "f32"); }
+    SUBCASE("dim with a type") {
+      broken([](Json& s) { s["args"][2]["type"] = "f32"; }, "args[2].type: expected \"i64\" or no type", "\"f32\"");
+    }
+    SUBCASE("dim with a shape") {
+      broken([](Json& s) { s["args"][2]["shape"] = {"cols"}; }, "args[2].shape: not allowed for role dim", "only input");
+    }
+    SUBCASE("buffer without a shape") {
+      broken([](Json& s) { s["args"][1].erase("shape"); }, "args[1].shape: missing", "dim names");
+    }
+    SUBCASE("empty shape") {
+      broken([](Json& s) { s["args"][1]["shape"] = Json::array(); }, "args[1].shape: expected a non-empty array", "");
+    }
+    SUBCASE("shape entry of the wrong kind") {
+      broken([](Json& s) { s["args"][1]["shape"][1] = 2.5; }, "args[1].shape[1]: expected a dim name or a positive integer",
+             "got 2.5");
+    }
+    SUBCASE("shape entry zero") {
+      broken([](Json& s) { s["args"][1]["shape"][0] = 0; }, "args[1].shape[0]: expected a dim name or a positive integer",
+             "got 0");
+    }
+    SUBCASE("shape names an undeclared dim") {
+      broken([](Json& s) { s["args"][1]["shape"][1] = "colz"; }, "args[1].shape[1]: expected the name of an arg with role dim",
+             "got \"colz\"");
+    }
+    SUBCASE("shape names an arg that is not a dim") {
+      broken([](Json& s) { s["args"][1]["shape"][1] = "x"; }, "args[1].shape[1]: expected the name of an arg with role dim",
+             "(rows cols)");
+    }
+    SUBCASE("scalar without a value") {
+      broken([](Json& s) { s["args"].push_back({{"name", "alpha"}, {"role", "scalar"}, {"type", "f32"}}); },
+             "args[4].value: missing", "number");
+    }
+    SUBCASE("integer scalar with a fraction") {
+      broken([](Json& s) { s["args"].push_back({{"name", "k"}, {"role", "scalar"}, {"type", "i32"}, {"value", 1.5}}); },
+             "args[4].value: expected an integer that fits i32", "1.5");
+    }
+    SUBCASE("value on a buffer") {
+      broken([](Json& s) { s["args"][0]["value"] = 1; }, "args[0].value: not allowed for role input", "only scalar");
+    }
+    SUBCASE("init on an output") {
+      broken([](Json& s) { s["args"][1]["init"] = s["args"][0]["init"]; }, "args[1].init: not allowed for role output",
+             "only input and inout");
+    }
+    SUBCASE("init dist unknown") {
+      broken([](Json& s) { s["args"][0]["init"]["dist"] = "gauss"; }, "args[0].init.dist: expected one of normal uniform int",
+             "\"gauss\"");
+    }
+    SUBCASE("init field of another dist") {
+      broken([](Json& s) { s["args"][0]["init"]["lo"] = 0; }, "args[0].init.lo: unknown field", "dist mean std");
+    }
+    SUBCASE("init std not positive") {
+      broken([](Json& s) { s["args"][0]["init"]["std"] = 0; }, "args[0].init.std: expected a positive number", "got 0");
+    }
+    SUBCASE("init mean not a number") {
+      broken([](Json& s) { s["args"][0]["init"]["mean"] = "0"; }, "args[0].init.mean: expected a number", "\"0\"");
+    }
+    SUBCASE("uniform with lo above hi") {
+      broken([](Json& s) { s["args"][0]["init"] = {{"dist", "uniform"}, {"lo", 2}, {"hi", 1}}; },
+             "args[0].init.hi: expected hi >= lo", "got 1");
+    }
+    SUBCASE("uniform without hi") {
+      broken([](Json& s) { s["args"][0]["init"] = {{"dist", "uniform"}, {"lo", 2}}; }, "args[0].init.hi: missing", "number");
+    }
+    SUBCASE("int dist with a fraction") {
+      broken([](Json& s) { s["args"][0]["init"] = {{"dist", "int"}, {"lo", 0.5}, {"hi", 3}}; },
+             "args[0].init.lo: expected an integer", "0.5");
+    }
+    SUBCASE("int range outside the type") {
+      broken([](Json& s) {
+               s["args"][0]["type"] = "u8";
+               s["args"][0]["init"] = {{"dist", "int"}, {"lo", -1}, {"hi", 3}};
+             },
+             "args[0].init: expected lo and hi within the range of u8", "");
+    }
+    SUBCASE("no output") {
+      broken([](Json& s) { s["args"][1]["role"] = "input"; }, "args: expected at least one argument with role output or inout",
+             "");
+    }
+    SUBCASE("shapes missing") { broken([](Json& s) { s.erase("shapes"); }, "shapes: missing", "{dim: size}"); }
+    SUBCASE("shapes empty") { broken([](Json& s) { s["shapes"] = Json::array(); }, "shapes: expected a non-empty array", ""); }
+    SUBCASE("shape not an object") { broken([](Json& s) { s["shapes"][1] = 64; }, "shapes[1]: expected an object", "got 64"); }
+    SUBCASE("shape misses a dim") { broken([](Json& s) { s["shapes"][1].erase("cols"); }, "shapes[1].cols: missing", "positive"); }
+    SUBCASE("shape with an unknown dim") {
+      broken([](Json& s) { s["shapes"][0]["colz"] = 4; }, "shapes[0].colz: unknown dim", "rows");
+    }
+    SUBCASE("shape size not positive") {
+      broken([](Json& s) { s["shapes"][1]["cols"] = 0; }, "shapes[1].cols: expected a positive integer", "got 0");
+    }
+    SUBCASE("shape size not an integer") {
+      broken([](Json& s) { s["shapes"][1]["cols"] = 16.5; }, "shapes[1].cols: expected a positive integer", "got 16.5");
+    }
+    SUBCASE("shape size a string") {
+      broken([](Json& s) { s["shapes"][0]["rows"] = "2048"; }, "shapes[0].rows: expected a positive integer", "\"2048\"");
+    }
+    SUBCASE("check_shapes follow the same rules") {
+      broken([](Json& s) { s["check_shapes"][0]["rows"] = -7; }, "check_shapes[0].rows: expected a positive integer",
+             "got -7");
+    }
+    SUBCASE("check_shapes not an array") {
+      broken([](Json& s) { s["check_shapes"] = Json::object(); }, "check_shapes: expected an array", "an object");
+    }
+    SUBCASE("tolerance missing") { broken([](Json& s) { s.erase("tolerance"); }, "tolerance: missing", "rtol"); }
+    SUBCASE("tolerance negative") {
+      broken([](Json& s) { s["tolerance"]["atol"] = -1e-7; }, "tolerance.atol: expected a non-negative number", "");
+    }
+    SUBCASE("tolerance unknown field") {
+      broken([](Json& s) { s["tolerance"]["rtl"] = 1e-4; }, "tolerance.rtl: unknown field", "rtol atol");
+    }
+    SUBCASE("tolerance field missing") { broken([](Json& s) { s["tolerance"].erase("rtol"); }, "tolerance.rtol: missing", ""); }
+    SUBCASE("flops names an unknown dim") {
+      broken([](Json& s) { s["flops"] = "5*rows*colz"; }, "flops: expected an arithmetic expression",
+             "at column 8: unknown name 'colz'");
+    }
+    SUBCASE("flops not a string") { broken([](Json& s) { s["flops"] = 5; }, "flops: expected a string", "got 5"); }
+    SUBCASE("bytes does not parse") {
+      broken([](Json& s) { s["bytes"] = "8*(rows*cols"; }, "bytes: expected an arithmetic expression", "not closed");
+    }
+    SUBCASE("reference missing") { broken([](Json& s) { s.erase("reference"); }, "reference: missing", "file name"); }
+    SUBCASE("reference file absent") {
+      broken([](Json& s) { s["reference"] = "ref.cpp"; }, "reference: expected an existing file", "\"ref.cpp\"");
+    }
+    SUBCASE("reference outside the folder") {
+      broken([](Json& s) { s["reference"] = "../reference.cpp"; }, "reference: expected a file name inside the task folder",
+             "../reference.cpp");
+    }
+    SUBCASE("reference absolute") {
+      broken([](Json& s) { s["reference"] = "/etc/passwd"; }, "reference: expected a file name inside the task folder", "");
+    }
+    SUBCASE("seeds missing") { broken([](Json& s) { s.erase("seeds"); }, "seeds: missing", "non-empty array"); }
+    SUBCASE("seeds empty") { broken([](Json& s) { s["seeds"] = Json::array(); }, "seeds: expected a non-empty array", ""); }
+    SUBCASE("seeds a string") { broken([](Json& s) { s["seeds"] = "seed.cpp"; }, "seeds: expected a non-empty array", ""); }
+    SUBCASE("seed file absent") {
+      broken([](Json& s) { s["seeds"].push_back("seed2.cpp"); }, "seeds[1]: expected an existing file", "\"seed2.cpp\"");
+    }
+    SUBCASE("seed twice") {
+      broken([](Json& s) { s["seeds"].push_back("seed.cpp"); }, "seeds[1]: expected each seed once", "");
+    }
+    SUBCASE("baseline file absent") {
+      broken([](Json& s) { s["baseline"] = "baseline.cpp"; }, "baseline: expected an existing file", "\"baseline.cpp\"");
+    }
+  }
+
+  TEST_CASE("a folder without task.json") {
+    TempDir temp;
+    auto task = LoadTask(temp.path());
+    REQUIRE(!task.has_value());
+    CHECK(task.error().IsInvalidArgument());
+    CHECK(Contains(task.error().message(), (temp.path() / "task.json").string()));
+  }
+
+  TEST_CASE("the folder name is read from paths with a trailing slash") {
+    TempDir temp;
+    WriteTask(temp / "t", ValidSpec().dump());
+    auto task = LoadTask((temp / "t").string() + "/");
+    CHECK_MESSAGE(task.has_value(), task.error().message());
+  }
+
+  TEST_CASE("LoadTasks and FindTask over several dirs") {
+    TempDir temp;
+    const auto extra = temp / "extra";
+    Json spec = ValidSpec();
+    WriteTask(extra / "t", spec.dump());
+    WriteFile(extra / "notes" / "README", "not a task\n");  // no task.json: skipped
+
+    SUBCASE("tasks of all dirs, in name order") {
+      auto tasks = LoadTasks({testing::TasksDir(), extra});
+      REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+      std::vector<std::string> names;
+      for (const auto& task : *tasks) names.push_back(task.name);
+      CHECK(names == std::vector<std::string>{"layernorm", "matmul", "softmax", "t"});
+      auto found = FindTask("t", {testing::TasksDir(), extra});
+      REQUIRE(found.has_value());
+      CHECK(found->dir == extra / "t");
+    }
+    SUBCASE("an unknown name lists the known ones") {
+      auto found = FindTask("softmx", {testing::TasksDir(), extra});
+      REQUIRE(!found.has_value());
+      CHECK(found.error().IsNotFound());
+      CHECK(Contains(found.error().message(), "'softmx'"));
+      CHECK(Contains(found.error().message(), "layernorm matmul softmax t"));
+    }
+    SUBCASE("the same name in two dirs names both") {
+      spec["name"] = "softmax";
+      WriteTask(extra / "softmax", spec.dump());
+      auto tasks = LoadTasks({testing::TasksDir(), extra});
+      REQUIRE(!tasks.has_value());
+      CHECK(tasks.error().IsInvalidArgument());
+      CHECK(Contains(tasks.error().message(), (testing::TasksDir() / "softmax").string()));
+      CHECK(Contains(tasks.error().message(), (extra / "softmax").string()));
+    }
+    SUBCASE("a broken folder fails the whole load") {
+      WriteTask(extra / "u", "{}");
+      auto tasks = LoadTasks({extra});
+      REQUIRE(!tasks.has_value());
+      CHECK(Contains(tasks.error().message(), (extra / "u" / "task.json").string()));
+      CHECK(!FindTask("t", {extra}).has_value());
+    }
+    SUBCASE("a dir that does not exist") {
+      auto tasks = LoadTasks({temp / "nowhere"});
+      REQUIRE(!tasks.has_value());
+      CHECK(Contains(tasks.error().message(), "nowhere"));
+    }
+  }
+
+  TEST_CASE("BuiltinTasksDir finds configs/tasks") {
+    const auto dir = BuiltinTasksDir();
+    CHECK(std::filesystem::is_regular_file(dir / "softmax" / "task.json"));
+    CHECK(std::filesystem::equivalent(dir, testing::TasksDir()));
+  }
+}
+
+}  // namespace
+}  // namespace kestrel
