@@ -1,0 +1,47 @@
+#pragma once
+// The `kestrel` command: argument parsing and printing only. Each subcommand
+// lives in its own cmd_*.cc and registers itself on the CLI11 app; its
+// callback leaves the process exit code in Cli::exit_code.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/error.h"
+#include "store/store.h"
+
+namespace kestrel::cli {
+
+// Options every subcommand shares.
+struct Cli {
+  std::string db;                        // --db, default $KESTREL_DB or ./kestrel.db
+  std::vector<std::string> tasks_dirs;   // --tasks-dir, repeatable
+  int exit_code = 0;
+
+  std::vector<std::filesystem::path> TaskDirs() const;
+  // Opens the database for reading; a missing file is a clear NotFound.
+  Result<std::unique_ptr<Store>> OpenForReading() const;
+  // Prints "kestrel: <message>" on stderr; returns the exit code for it
+  // (2 for a user's mistake, 1 otherwise) and stores it in exit_code.
+  int Report(const Error& error);
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;
+
+void AddRunCommand(CLI::App& app, Cli& cli);
+void AddTasksCommand(CLI::App& app, Cli& cli);
+void AddEvalCommand(CLI::App& app, Cli& cli);
+void AddRunsCommand(CLI::App& app, Cli& cli);
+void AddBestCommand(CLI::App& app, Cli& cli);
+void AddShowCommand(CLI::App& app, Cli& cli);
+void AddLineageCommand(CLI::App& app, Cli& cli);
+void AddExportCommand(CLI::App& app, Cli& cli);
+void AddGraphCommand(CLI::App& app, Cli& cli);
+
+}  // namespace kestrel::cli

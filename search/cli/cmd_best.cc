@@ -1,0 +1,61 @@
+// kestrel best [--task NAME] [--run ID] [--host NAME] [--top N] [--json]:
+// the best verified kernels, ranked by speedup.
+
+#include <iostream>
+#include <memory>
+
+#include "search/cli/cli.h"
+#include "search/cli/output.h"
+
+namespace kestrel::cli {
+namespace {
+
+struct BestFlags {
+  std::string task;
+  std::int64_t run = 0;
+  std::string host;
+  int top = 10;
+  bool json = false;
+};
+
+}  // namespace
+
+void AddBestCommand(CLI::App& app, Cli& cli) {
+  auto flags = std::make_shared<BestFlags>();
+  CLI::App* best = app.add_subcommand("best", "the best verified kernels, ranked by speedup");
+  best->add_option("--task", flags->task, "only this task");
+  best->add_option("--run", flags->run, "only nodes of this run")->check(CLI::PositiveNumber);
+  best->add_option("--host", flags->host, "only measurements taken on this host");
+  best->add_option("--top", flags->top, "how many (default 10)")->check(CLI::PositiveNumber);
+  best->add_flag("--json", flags->json, "print one JSON document");
+  best->callback([flags, &cli] {
+    auto store = cli.OpenForReading();
+    if (!store) return (void)cli.Report(store.error());
+    BestQuery query;
+    if (!flags->task.empty()) query.task = flags->task;
+    if (flags->run > 0) query.run_id = flags->run;
+    if (!flags->host.empty()) query.host = flags->host;
+    query.top = flags->top;
+    auto rows = (*store)->Best(query);
+    if (!rows) return (void)cli.Report(rows.error());
+    if (flags->json) {
+      nlohmann::json document = nlohmann::json::array();
+      for (const BestRow& row : *rows) document.push_back(ToJson(row));
+      std::cout << document.dump(2) << "\n";
+      return;
+    }
+    if (rows->empty()) {
+      std::cout << "no measured kernels yet\n";
+      return;
+    }
+    Table table({"rank", "node", "task", "speedup", "run", "host", "knobs"});
+    int rank = 0;
+    for (const BestRow& row : *rows) {
+      table.Add({std::to_string(++rank), std::to_string(row.node_id), row.task_name, FormatSpeedup(row.speedup),
+                 std::to_string(row.run_id), row.host_name, row.knobs.empty() ? row.mutation : ToString(row.knobs)});
+    }
+    table.Print(std::cout);
+  });
+}
+
+}  // namespace kestrel::cli

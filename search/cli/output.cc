@@ -1,0 +1,151 @@
+#include "search/cli/output.h"
+
+#include <algorithm>
+#include <ctime>
+#include <ostream>
+
+#include <fmt/format.h>
+
+namespace kestrel::cli {
+
+Table::Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+
+void Table::Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+void Table::Print(std::ostream& out) const {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows_) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows_) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+}
+
+std::string FormatTimestamp(std::int64_t millis) {
+  if (millis <= 0) return "-";
+  const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S", &local);
+  return buffer;
+}
+
+std::string FormatSeconds(double seconds) {
+  if (seconds < 1e-6) return fmt::format("{:.0f} ns", seconds * 1e9);
+  if (seconds < 1e-3) return fmt::format("{:.2f} us", seconds * 1e6);
+  if (seconds < 1.0) return fmt::format("{:.3f} ms", seconds * 1e3);
+  return fmt::format("{:.3f} s", seconds);
+}
+
+std::string FormatSpeedup(double speedup) { return fmt::format("{:.2f}x", speedup); }
+
+nlohmann::json ToJson(const SampleStats& stats) {
+  return {{"median_s", stats.median}, {"p10_s", stats.p10}, {"p90_s", stats.p90},
+          {"spread", stats.spread},   {"samples", stats.count}};
+}
+
+nlohmann::json ToJson(const Measurement& measurement, bool with_samples) {
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const ShapeTiming& timing : measurement.shapes) {
+    nlohmann::json shape = {{"shape", timing.shape},
+                            {"candidate", ToJson(timing.candidate)},
+                            {"reference", ToJson(timing.reference)},
+                            {"speedup", timing.speedup},
+                            {"gflops", timing.gflops},
+                            {"gbps", timing.gbps}};
+    if (with_samples) {
+      shape["candidate"]["samples_s"] = timing.candidate_seconds;
+      shape["reference"]["samples_s"] = timing.reference_seconds;
+    }
+    shapes.push_back(shape);
+  }
+  nlohmann::json mismatches = nlohmann::json::array();
+  for (const Mismatch& mismatch : measurement.mismatches) {
+    mismatches.push_back({{"shape_index", mismatch.shape_index},
+                          {"input_set", mismatch.input_set},
+                          {"arg", mismatch.arg},
+                          {"index", mismatch.index},
+                          {"expected", mismatch.expected},
+                          {"actual", mismatch.actual}});
+  }
+  return {{"outcome", ToString(measurement.outcome)},
+          {"reason", measurement.reason},
+          {"speedup", measurement.outcome == Outcome::kMeasured ? nlohmann::json(measurement.speedup) : nlohmann::json()},
+          {"shapes", shapes},
+          {"mismatches", mismatches},
+          {"build_seconds", measurement.build_seconds},
+          {"eval_seconds", measurement.eval_seconds},
+          {"input_sets", measurement.input_sets},
+          {"seed", measurement.seed},
+          {"log", measurement.log}};
+}
+
+nlohmann::json ToJson(const RunRecord& run) {
+  return {{"id", run.id},
+          {"task", run.task_name},
+          {"graph", run.graph_id},
+          {"status", run.status},
+          {"stop_reason", run.stop_reason},
+          {"started_at", FormatTimestamp(run.started_at)},
+          {"finished_at", run.finished_at ? nlohmann::json(FormatTimestamp(run.finished_at)) : nlohmann::json()},
+          {"evaluations", run.evaluations},
+          {"best_speedup", run.best_speedup ? nlohmann::json(*run.best_speedup) : nlohmann::json()}};
+}
+
+nlohmann::json ToJson(const BestRow& row) {
+  return {{"node", row.node_id},      {"run", row.run_id},         {"task", row.task_name},
+          {"host", row.host_name},    {"speedup", row.speedup},    {"knobs", row.knobs},
+          {"mutation", row.mutation}, {"measurement", row.measurement_id},
+          {"measured_at", FormatTimestamp(row.measured_at)}};
+}
+
+nlohmann::json ToJson(const NodeRecord& node, bool with_source) {
+  nlohmann::json json = {{"id", node.id},
+                         {"graph", node.graph_id},
+                         {"run", node.run_id},
+                         {"identity", node.identity},
+                         {"source_hash", node.source_hash},
+                         {"knobs", node.knobs},
+                         {"toolchain", node.toolchain},
+                         {"flags", node.flags},
+                         {"mutation", node.mutation},
+                         {"status", ToString(node.status)},
+                         {"reason", node.reason},
+                         {"speedup", node.speedup ? nlohmann::json(*node.speedup) : nlohmann::json()},
+                         {"created_at", FormatTimestamp(node.created_at)}};
+  if (with_source) {
+    json["source"] = node.source;
+    json["log"] = node.log;
+  }
+  return json;
+}
+
+void PrintMeasurement(std::ostream& out, const Measurement& measurement) {
+  out << "outcome: " << ToString(measurement.outcome);
+  if (measurement.outcome == Outcome::kMeasured) out << "  speedup " << FormatSpeedup(measurement.speedup);
+  out << "\n";
+  if (!measurement.reason.empty()) out << "reason:  " << measurement.reason << "\n";
+  if (!measurement.shapes.empty()) {
+    Table table({"shape", "candidate", "p10..p90", "reference", "speedup", "GFLOP/s", "GB/s", "samples"});
+    for (const ShapeTiming& timing : measurement.shapes) {
+      table.Add({ToString(timing.shape), FormatSeconds(timing.candidate.median),
+                 FormatSeconds(timing.candidate.p10) + ".." + FormatSeconds(timing.candidate.p90),
+                 FormatSeconds(timing.reference.median), FormatSpeedup(timing.speedup),
+                 timing.gflops > 0 ? fmt::format("{:.2f}", timing.gflops) : "-",
+                 timing.gbps > 0 ? fmt::format("{:.2f}", timing.gbps) : "-",
+                 std::to_string(timing.candidate.count)});
+    }
+    table.Print(out);
+  }
+  if (measurement.outcome != Outcome::kMeasured && !measurement.log.empty()) out << "log:\n" << measurement.log << "\n";
+}
+
+}  // namespace kestrel::cli

@@ -1,0 +1,74 @@
+#pragma once
+// Engine: owns the TBB flow graph of one run, its budgets and its stop
+// signals; the only place that knows the order of the stages.
+//
+//   select ─▶ limiter ─▶ mutate ─▶ record ─▶ build ─▶ record ─▶ measure ─▶ record
+//     ▲                  (≤ 4)    (serial)  (≤ compile_jobs)    (≤ measure_slots)
+//     └───────────── limiter.decrement ◀── record (a result, a duplicate, a decline)
+//
+// `record` is serial and is the only writer of the Store and the SearchGraph;
+// each node state change (proposed, built, outcome) is one transaction. The
+// limiter caps the candidates in flight, so selection always sees a graph at
+// most a few results stale. Failures travel as values; no exception escapes
+// a stage.
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/task.h"
+#include "evaluators/evaluator.h"
+#include "graph/search_graph.h"
+#include "search/mutator.h"
+#include "search/run_config.h"
+#include "search/strategy.h"
+#include "store/store.h"
+
+namespace kestrel {
+
+struct EngineOptions {
+  std::int64_t run_id = 0;
+  std::int64_t graph_id = 0;
+  std::int64_t host_id = 0;
+  std::ostream* progress = nullptr;  // one line per result; nullptr: quiet
+};
+
+struct RunSummary {
+  std::int64_t run_id = 0;
+  std::int64_t evaluations = 0;  // results recorded by this run
+  std::int64_t duplicates = 0;   // proposals that were already in the graph
+  std::map<std::string, std::int64_t> outcomes;
+  std::optional<NodeId> best_node;  // best measured node of the graph
+  double best_speedup = 0.0;
+  std::string stop_reason;  // time | evaluations | plateau | exhausted | signal | error: ...
+  bool interrupted = false;  // stopped by a signal
+  double seconds = 0.0;
+};
+
+class Engine {
+ public:
+  // Loads the task's graph from `store` (graph_id of `options`). All
+  // references must outlive the engine.
+  Engine(Store& store, const Task& task, Evaluator& evaluator, const RunConfig& config,
+         std::vector<std::unique_ptr<Mutator>> mutators, std::unique_ptr<Strategy> strategy,
+         EngineOptions options);
+  ~Engine();
+
+  // Adds the task's seeds (when new), re-queues nodes left in flight by an
+  // earlier run, then searches until a budget, a stop request or exhaustion.
+  // Records the run's end in the store.
+  Result<RunSummary> Run();
+
+  // The engine's graph (for tests and reports after Run).
+  const SearchGraph& graph() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kestrel

@@ -1,0 +1,126 @@
+#include "search/json_fields.h"
+
+#include <cmath>
+
+namespace kestrel {
+namespace {
+
+std::string Describe(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+}  // namespace
+
+JsonFields::JsonFields(const nlohmann::json& object, std::string origin, std::string path)
+    : object_(object), origin_(std::move(origin)), path_(std::move(path)) {
+  if (!object_.is_object()) {
+    error_ = Error::InvalidArgument(origin_ + ": " + (path_.empty() ? std::string("the document") : path_) +
+                                    ": expected an object, got " + Describe(object_));
+  }
+}
+
+std::string JsonFields::PathOf(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+void JsonFields::Fail(const std::string& key, const std::string& expected) {
+  if (error_) return;
+  std::string message = origin_ + ": " + PathOf(key) + ": expected " + expected;
+  if (object_.is_object() && object_.contains(key)) message += ", got " + Describe(object_.at(key));
+  error_ = Error::InvalidArgument(message);
+}
+
+bool JsonFields::Has(const char* key) const { return object_.is_object() && object_.contains(key); }
+
+const nlohmann::json* JsonFields::Field(const char* key) {
+  seen_.insert(key);
+  if (!object_.is_object()) return nullptr;
+  const auto it = object_.find(key);
+  return it == object_.end() ? nullptr : &*it;
+}
+
+void JsonFields::String(const char* key, std::string& out) {
+  const auto* value = Field(key);
+  if (!value) return;
+  if (!value->is_string()) return Fail(key, "a string");
+  out = value->get<std::string>();
+}
+
+void JsonFields::Number(const char* key, double& out, double min, double max) {
+  const auto* value = Field(key);
+  if (!value) return;
+  if (!value->is_number()) return Fail(key, "a number");
+  const double number = value->get<double>();
+  if (!std::isfinite(number) || number < min || number > max) {
+    return Fail(key, "a number in [" + nlohmann::json(min).dump() + ", " + nlohmann::json(max).dump() + "]");
+  }
+  out = number;
+}
+
+void JsonFields::Integer(const char* key, std::int64_t& out, std::int64_t min, std::int64_t max) {
+  const auto* value = Field(key);
+  if (!value) return;
+  if (!value->is_number_integer()) return Fail(key, "an integer");
+  const auto number = value->get<std::int64_t>();
+  if (number < min || number > max) {
+    return Fail(key, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  }
+  out = number;
+}
+
+void JsonFields::Integer(const char* key, int& out, int min, int max) {
+  std::int64_t wide = out;
+  Integer(key, wide, min, max);
+  out = static_cast<int>(wide);
+}
+
+void JsonFields::StringList(const char* key, std::vector<std::string>& out) {
+  const auto* value = Field(key);
+  if (!value) return;
+  if (!value->is_array()) return Fail(key, "an array of strings");
+  std::vector<std::string> list;
+  for (const auto& item : *value) {
+    if (!item.is_string()) return Fail(key, "an array of strings");
+    list.push_back(item.get<std::string>());
+  }
+  out = std::move(list);
+}
+
+void JsonFields::OneOf(const char* key, std::string& out, const std::vector<std::string>& allowed) {
+  std::string value = out;
+  String(key, value);
+  bool ok = false;
+  for (const auto& candidate : allowed) ok = ok || candidate == value;
+  if (!ok) {
+    std::string expected = "one of";
+    for (const auto& candidate : allowed) expected += " " + candidate;
+    return Fail(key, expected);
+  }
+  out = value;
+}
+
+const nlohmann::json* JsonFields::Object(const char* key) {
+  const auto* value = Field(key);
+  if (!value) return nullptr;
+  if (!value->is_object()) {
+    Fail(key, "an object");
+    return nullptr;
+  }
+  return value;
+}
+
+Status JsonFields::Finish() {
+  if (!error_ && object_.is_object()) {
+    for (const auto& [key, value] : object_.items()) {
+      if (seen_.count(key)) continue;
+      std::string known;
+      for (const auto& name : seen_) known += (known.empty() ? "" : ", ") + name;
+      error_ = Error::InvalidArgument(origin_ + ": " + PathOf(key) + ": unknown field (expected one of " + known + ")");
+      break;
+    }
+  }
+  if (error_) return kestrel::Fail(*error_);
+  return {};
+}
+
+}  // namespace kestrel

@@ -1,0 +1,216 @@
+#include "search/run_config.h"
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "search/json_fields.h"
+
+namespace kestrel {
+namespace {
+
+using nlohmann::json;
+constexpr double kHuge = std::numeric_limits<double>::max();
+constexpr std::int64_t kHugeInt = std::numeric_limits<std::int64_t>::max();
+
+Status ParseStrategy(const json& object, const std::string& origin, StrategyConfig& out) {
+  JsonFields fields(object, origin, "strategy");
+  fields.OneOf("name", out.name, {"graph-ucb", "greedy", "random"});
+  fields.Number("exploration", out.exploration, 0.0, 100.0);
+  return fields.Finish();
+}
+
+Status ParseMutator(const json& object, const std::string& origin, const std::string& path, MutatorConfig& out) {
+  JsonFields fields(object, origin, path);
+  fields.OneOf("kind", out.kind, {"knob", "llm"});
+  if (!fields.Has("kind")) fields.Fail("kind", "\"knob\" or \"llm\" (the field is missing)");
+  fields.Number("weight", out.weight, 0.0, 1e6);
+  if (out.kind == "llm") {
+    fields.OneOf("provider", out.provider, {"openai", "anthropic"});
+    fields.String("model", out.model);
+    fields.String("base_url", out.base_url);
+    fields.String("api_key_env", out.api_key_env);
+    fields.Integer("max_concurrency", out.max_concurrency, 1, 1024);
+    fields.Number("timeout_s", out.timeout_s, 1.0, 86400.0);
+    fields.Number("temperature", out.temperature, 0.0, 2.0);
+    fields.Integer("max_tokens", out.max_tokens, 1, 10'000'000);
+    if (const json* price = fields.Object("price_per_mtok")) {
+      JsonFields price_fields(*price, origin, fields.PathOf("price_per_mtok"));
+      price_fields.Number("input", out.price_input_per_mtok, 0.0, 1e6);
+      price_fields.Number("output", out.price_output_per_mtok, 0.0, 1e6);
+      if (auto status = price_fields.Finish(); !status) return status;
+    }
+    if (out.model.empty()) fields.Fail("model", "a model name");
+  }
+  return fields.Finish();
+}
+
+Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorConfig& out) {
+  JsonFields fields(object, origin, "evaluator");
+  fields.OneOf("kind", out.kind, {"cpu"});
+  fields.String("compiler", out.compiler);
+  fields.StringList("flags", out.flags);
+  fields.Integer("threads", out.threads, 1, 4096);
+  fields.Number("min_time", out.min_time_s, 0.0, 3600.0);
+  fields.Integer("min_samples", out.min_samples, 1, 1'000'000);
+  fields.Integer("input_sets", out.input_sets, 1, 100);
+  fields.Number("timeout_s", out.timeout_s, 0.1, 86400.0);
+  if (out.compiler.empty()) fields.Fail("compiler", "a compiler command");
+  return fields.Finish();
+}
+
+Status ParseBudget(const json& object, const std::string& origin, BudgetConfig& out) {
+  JsonFields fields(object, origin, "budget");
+  if (fields.Has("time")) {
+    std::string text;
+    fields.String("time", text);
+    if (!text.empty()) {
+      auto duration = ParseDuration(text);
+      if (!duration) {
+        fields.Fail("time", "a duration such as 90s, 10m, 8h or 1h30m");
+      } else {
+        out.time = *duration;
+      }
+    }
+  }
+  if (fields.Has("evaluations")) {
+    std::int64_t value = 0;
+    fields.Integer("evaluations", value, 1, kHugeInt);
+    out.evaluations = value;
+  }
+  if (fields.Has("usd")) {
+    double value = 0;
+    fields.Number("usd", value, 0.0, kHuge);
+    out.usd = value;
+  }
+  if (fields.Has("plateau")) {
+    std::int64_t value = 0;
+    fields.Integer("plateau", value, 1, kHugeInt);
+    out.plateau = value;
+  }
+  return fields.Finish();
+}
+
+Status ParseParallel(const json& object, const std::string& origin, ParallelConfig& out) {
+  JsonFields fields(object, origin, "parallel");
+  fields.Integer("compile_jobs", out.compile_jobs, 1, 1024);
+  fields.Integer("measure_slots", out.measure_slots, 1, 1024);
+  fields.Integer("max_in_flight", out.max_in_flight, 0, 100000);
+  return fields.Finish();
+}
+
+}  // namespace
+
+Result<RunConfig> ParseRunConfig(const json& document, const std::string& origin) {
+  RunConfig config;
+  JsonFields fields(document, origin, "");
+  fields.String("task", config.task);
+  if (const json* strategy = fields.Object("strategy")) {
+    if (auto status = ParseStrategy(*strategy, origin, config.strategy); !status) return Fail(status.error());
+  }
+  if (fields.Has("mutators")) {
+    const json& list = document.at("mutators");
+    std::vector<MutatorConfig> mutators;
+    if (!list.is_array() || list.empty()) {
+      fields.Fail("mutators", "a non-empty array of mutator objects");
+    } else {
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        MutatorConfig mutator;
+        const std::string path = "mutators[" + std::to_string(i) + "]";
+        if (auto status = ParseMutator(list[i], origin, path, mutator); !status) return Fail(status.error());
+        mutators.push_back(mutator);
+      }
+      config.mutators = std::move(mutators);
+    }
+    fields.Object("mutators");  // marks it seen; the type error (if any) is already recorded
+  }
+  if (const json* evaluator = fields.Object("evaluator")) {
+    if (auto status = ParseEvaluator(*evaluator, origin, config.evaluator); !status) return Fail(status.error());
+  }
+  if (const json* budget = fields.Object("budget")) {
+    if (auto status = ParseBudget(*budget, origin, config.budget); !status) return Fail(status.error());
+  }
+  if (const json* parallel = fields.Object("parallel")) {
+    if (auto status = ParseParallel(*parallel, origin, config.parallel); !status) return Fail(status.error());
+  }
+  fields.Integer("max_fix_rounds", config.max_fix_rounds, 0, 100);
+  std::int64_t seed = static_cast<std::int64_t>(config.seed);
+  fields.Integer("seed", seed, 0, kHugeInt);
+  config.seed = static_cast<std::uint64_t>(seed);
+  if (auto status = fields.Finish(); !status) return Fail(status.error());
+  return config;
+}
+
+Result<RunConfig> LoadRunConfig(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return Fail(Error::InvalidArgument(path.string() + ": cannot read the run config"));
+  std::stringstream text;
+  text << in.rdbuf();
+  json document;
+  try {
+    document = json::parse(text.str());
+  } catch (const json::parse_error& error) {
+    return Fail(Error::InvalidArgument(path.string() + ": not valid JSON: " + error.what()));
+  }
+  return ParseRunConfig(document, path.string());
+}
+
+Status Validate(const RunConfig& config, const std::string& origin) {
+  if (config.task.empty()) {
+    return Fail(Error::InvalidArgument(origin + ": task: expected a task name (give it in the config or with --task)"));
+  }
+  double total_weight = 0;
+  for (const auto& mutator : config.mutators) total_weight += mutator.weight;
+  if (!(total_weight > 0)) {
+    return Fail(Error::InvalidArgument(origin + ": mutators: expected at least one mutator with a positive weight"));
+  }
+  return {};
+}
+
+json ToJson(const RunConfig& config) {
+  json mutators = json::array();
+  for (const auto& mutator : config.mutators) {
+    json entry = {{"kind", mutator.kind}, {"weight", mutator.weight}};
+    if (mutator.kind == "llm") {
+      entry.update({{"provider", mutator.provider},
+                    {"model", mutator.model},
+                    {"base_url", mutator.base_url},
+                    {"api_key_env", mutator.api_key_env},  // the variable's name, never its value
+                    {"max_concurrency", mutator.max_concurrency},
+                    {"timeout_s", mutator.timeout_s},
+                    {"temperature", mutator.temperature},
+                    {"max_tokens", mutator.max_tokens},
+                    {"price_per_mtok", {{"input", mutator.price_input_per_mtok},
+                                        {"output", mutator.price_output_per_mtok}}}});
+    }
+    mutators.push_back(entry);
+  }
+  json budget = json::object();
+  if (config.budget.time) budget["time"] = FormatDuration(*config.budget.time);
+  if (config.budget.evaluations) budget["evaluations"] = *config.budget.evaluations;
+  if (config.budget.usd) budget["usd"] = *config.budget.usd;
+  if (config.budget.plateau) budget["plateau"] = *config.budget.plateau;
+  return {
+      {"task", config.task},
+      {"strategy", {{"name", config.strategy.name}, {"exploration", config.strategy.exploration}}},
+      {"mutators", mutators},
+      {"evaluator", {{"kind", config.evaluator.kind},
+                     {"compiler", config.evaluator.compiler},
+                     {"flags", config.evaluator.flags},
+                     {"threads", config.evaluator.threads},
+                     {"min_time", config.evaluator.min_time_s},
+                     {"min_samples", config.evaluator.min_samples},
+                     {"input_sets", config.evaluator.input_sets},
+                     {"timeout_s", config.evaluator.timeout_s}}},
+      {"budget", budget},
+      {"parallel", {{"compile_jobs", config.parallel.compile_jobs},
+                    {"measure_slots", config.parallel.measure_slots},
+                    {"max_in_flight", config.parallel.max_in_flight}}},
+      {"max_fix_rounds", config.max_fix_rounds},
+      {"seed", config.seed},
+  };
+}
+
+}  // namespace kestrel

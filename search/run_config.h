@@ -1,0 +1,81 @@
+#pragma once
+// The run config (CONTRACT.md, "Run config"): parsed, validated, defaulted.
+// A config that names an unknown field, a wrong type or an impossible value
+// is refused with an InvalidArgument error naming the file and the field.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/duration.h"
+#include "core/error.h"
+
+namespace kestrel {
+
+struct StrategyConfig {
+  std::string name = "graph-ucb";  // graph-ucb | greedy | random
+  double exploration = 1.0;        // UCB exploration constant
+};
+
+struct MutatorConfig {
+  std::string kind = "knob";  // knob | llm
+  double weight = 1.0;
+  // llm only (validated now, used by the LLM mutator):
+  std::string provider, model, base_url, api_key_env;
+  int max_concurrency = 4;
+  double timeout_s = 300;
+  double temperature = 0.7;
+  int max_tokens = 16000;
+  double price_input_per_mtok = 0.0;
+  double price_output_per_mtok = 0.0;
+};
+
+struct EvaluatorConfig {
+  std::string kind = "cpu";
+  std::string compiler = "c++";
+  std::vector<std::string> flags = {"-O3", "-march=native"};
+  int threads = 1;
+  double min_time_s = 0.5;
+  int min_samples = 10;
+  int input_sets = 3;
+  double timeout_s = 60;  // per runner invocation
+};
+
+struct BudgetConfig {
+  std::optional<Seconds> time;
+  std::optional<std::int64_t> evaluations;
+  std::optional<double> usd;
+  std::optional<std::int64_t> plateau;  // stop after this many evaluations without a new best
+};
+
+struct ParallelConfig {
+  int compile_jobs = 2;
+  int measure_slots = 1;
+  int max_in_flight = 0;  // 0: compile_jobs + measure_slots + 1
+  int InFlight() const { return max_in_flight > 0 ? max_in_flight : compile_jobs + measure_slots + 1; }
+};
+
+struct RunConfig {
+  std::string task;
+  StrategyConfig strategy;
+  std::vector<MutatorConfig> mutators = {MutatorConfig{}};
+  EvaluatorConfig evaluator;
+  BudgetConfig budget;
+  ParallelConfig parallel;
+  int max_fix_rounds = 3;
+  std::uint64_t seed = 1;
+};
+
+// Parses a config document; `origin` names it in messages (a file path).
+Result<RunConfig> ParseRunConfig(const nlohmann::json& document, const std::string& origin);
+Result<RunConfig> LoadRunConfig(const std::filesystem::path& path);
+// The effective config, as stored with the run (never an API key).
+nlohmann::json ToJson(const RunConfig& config);
+// Cross-field checks after flags were applied (a task is named, budgets positive...).
+Status Validate(const RunConfig& config, const std::string& origin);
+
+}  // namespace kestrel

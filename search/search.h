@@ -1,0 +1,39 @@
+#pragma once
+// RunSearch: everything `kestrel run` does between parsing its flags and
+// printing the summary: find the task, open the store, build the evaluator
+// and the mutators, create the run, and drive the Engine.
+
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <vector>
+
+#include "core/task.h"
+#include "evaluators/evaluator.h"
+#include "search/engine.h"
+#include "search/mutator.h"
+#include "search/run_config.h"
+
+namespace kestrel {
+
+struct SearchOptions {
+  std::filesystem::path db_path = "kestrel.db";
+  std::vector<std::filesystem::path> task_dirs;  // searched besides the built-in tasks
+  bool fresh = false;                            // start a separate graph
+  std::ostream* progress = nullptr;              // nullptr: quiet
+  std::filesystem::path runner_path;             // empty: next to the executable
+};
+
+// The built-in tasks folder followed by `extra`.
+std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::path>& extra);
+
+// The evaluator a run config asks for (builds the task's reference).
+Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const EvaluatorConfig& config, std::uint64_t seed,
+                                                 const std::filesystem::path& runner_path);
+
+// One mutator per config entry, in order; an unavailable kind is InvalidArgument.
+Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config);
+
+Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options);
+
+}  // namespace kestrel
