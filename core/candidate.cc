@@ -115,9 +115,24 @@ Status CheckKnobValues(const std::vector<KnobSpec>& knobs, const KnobValues& val
 }
 
 std::string SubstituteKnobs(std::string_view source, const KnobValues& values) {
+  if (values.empty()) return std::string(source);
   std::string out;
   for (const auto& [name, value] : values) out += "#define " + name + " " + value + "\n";
-  out += source;
+  // Declarations become plain comments, so the file declares no knobs any more.
+  std::size_t begin = 0;
+  while (begin < source.size()) {
+    std::size_t end = source.find('\n', begin);
+    end = end == std::string_view::npos ? source.size() : end + 1;
+    std::string line(source.substr(begin, end - begin));
+    const auto tag = line.find(kKnobTag);
+    const auto slashes = line.find("//");
+    if (tag != std::string::npos && slashes != std::string::npos && slashes < tag &&
+        line.find_first_not_of(" \t", slashes + 2) == tag) {
+      line.replace(tag, kKnobTag.size(), "knob fixed by kestrel export:");
+    }
+    out += line;
+    begin = end;
+  }
   return out;
 }
 

@@ -43,8 +43,10 @@ KnobValues DefaultKnobs(const std::vector<KnobSpec>& knobs);
 // Checks that `values` names exactly the declared knobs, each with a declared value.
 Status CheckKnobValues(const std::vector<KnobSpec>& knobs, const KnobValues& values);
 
-// The source with `#define NAME value` lines for each knob put in front, so
-// that it builds without -D flags (kestrel export).
+// The source with `#define NAME value` lines for each knob put in front and
+// its knob declarations turned into plain comments, so that it builds
+// without -D flags and declares no knobs (kestrel export). Without values,
+// the source unchanged.
 std::string SubstituteKnobs(std::string_view source, const KnobValues& values);
 
 // "BLOCK=4 UNROLL=2"

@@ -45,7 +45,7 @@ struct ArgSpec {
 // One assignment of sizes to the task's dims, e.g. {rows: 2048, cols: 1024}.
 using Shape = std::map<std::string, std::int64_t>;
 
-std::string ToString(const Shape& shape);  // "rows=2048 cols=1024"
+std::string ToString(const Shape& shape);  // "cols=1024 rows=2048" (name order)
 
 struct Tolerance {
   double rtol = 1e-4;
