@@ -108,8 +108,9 @@ class Engine::Impl {
   std::unordered_map<std::string, std::shared_ptr<const std::string>> sources_;  // by hash
   std::deque<NodeId> pending_;
   std::mt19937_64 rng_;
-  int in_flight_ = 0;
-  std::int64_t started_ = 0;  // candidates sent to build by this run
+  int in_flight_ = 0;          // work items between select and their release
+  int unstarted_ = 0;          // of those, the ones not yet sent to build
+  std::int64_t started_ = 0;   // candidates sent to build by this run
   std::int64_t since_best_ = 0;
   std::optional<std::string> stop_reason_;
   RunSummary summary_;
@@ -175,17 +176,19 @@ WorkItem Engine::Impl::Next(tbb::flow_control& control) {
       control.stop();
       return {};
     }
-    const bool budget_left = !config_.budget.evaluations || started_ + in_flight_ < *config_.budget.evaluations;
+    const bool budget_left = !config_.budget.evaluations || started_ + unstarted_ < *config_.budget.evaluations;
     if (budget_left && !pending_.empty()) {
       const NodeId node = pending_.front();
       pending_.pop_front();
       ++in_flight_;
+      ++unstarted_;
       return {WorkItem::Kind::kEvaluate, node, rng_()};
     }
     if (budget_left) {
       if (auto parent = strategy_->Select(graph_, rng_)) {
         graph_.NoteExpansion(*parent);
         ++in_flight_;
+        ++unstarted_;
         return {WorkItem::Kind::kExpand, *parent, rng_()};
       }
     }
@@ -252,6 +255,10 @@ void Engine::Impl::Fatal(const Error& error) {
 
 Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
   std::lock_guard lock(mutex_);
+  // A work item from mutate is either started now (sent to build) or done.
+  const bool from_mutate = event.kind == Event::Kind::kEvaluate || event.kind == Event::Kind::kDeclined ||
+                           event.kind == Event::Kind::kProposed;
+  if (from_mutate) --unstarted_;
   switch (event.kind) {
     case Event::Kind::kEvaluate:
       out = JobFor(event.parent);

@@ -29,6 +29,8 @@ class JsonFields {
   void OneOf(const char* key, std::string& out, const std::vector<std::string>& allowed);
   // The child object at `key`, or nullptr (an error is recorded when it is not an object).
   const nlohmann::json* Object(const char* key);
+  // Marks a field the caller reads itself (an array of objects) as known.
+  void MarkSeen(const char* key) { seen_.insert(key); }
   // Child path for nested readers: "budget" or "mutators[1]".
   std::string PathOf(const std::string& key) const;
   const std::string& origin() const { return origin_; }

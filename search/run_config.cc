@@ -124,7 +124,7 @@ Result<RunConfig> ParseRunConfig(const json& document, const std::string& origin
       }
       config.mutators = std::move(mutators);
     }
-    fields.Object("mutators");  // marks it seen; the type error (if any) is already recorded
+    fields.MarkSeen("mutators");  // its type error (if any) is already recorded
   }
   if (const json* evaluator = fields.Object("evaluator")) {
     if (auto status = ParseEvaluator(*evaluator, origin, config.evaluator); !status) return Fail(status.error());

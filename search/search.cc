@@ -53,7 +53,7 @@ Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& conf
 
 Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options) {
   auto task = FindTask(config.task, TaskDirs(options.task_dirs));
-  if (!task) return Fail(task.error());
+  if (!task) return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
   auto mutators = MakeMutators(config);
   if (!mutators) return Fail(mutators.error());
   auto strategy = MakeStrategy(config.strategy);

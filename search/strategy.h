@@ -5,7 +5,8 @@
 //
 //   graph-ucb  score(n) = s(n)/s* + c * sqrt(ln(1 + E) / (1 + e(n)))
 //              s(n) the node's speedup, s* the best speedup in the graph,
-//              E the total expansions, e(n) the node's expansions, c the
+//              E the total expansions of the expandable nodes, e(n) the
+//              node's expansions (derivations it was the parent of), c the
 //              config's `exploration`. Exploits fast nodes, revisits the
 //              rarely expanded.
 //   greedy     the fastest node not yet exhausted.

@@ -28,8 +28,8 @@ struct RunRecord {
   std::int64_t started_at = 0;
   std::int64_t finished_at = 0;  // 0 while running
   // Derived when read:
-  std::int64_t evaluations = 0;               // nodes of this run with a final status
-  std::optional<double> best_speedup;         // best measured speedup of this run's nodes
+  std::int64_t evaluations = 0;               // measurements this run recorded
+  std::optional<double> best_speedup;         // best speedup among this run's measured results
 };
 
 // A node of a task's search graph: one candidate.

@@ -28,8 +28,8 @@ Status CheckRunStatus(const std::string& status, std::string_view operation) {
 constexpr std::string_view kSelectRun = R"sql(
 SELECT r.id, r.task_id, t.name, r.graph_id, r.host_id, r.config_json, r.status, r.stop_reason,
        r.started_at, r.finished_at,
-       (SELECT count(*) FROM nodes n WHERE n.run_id = r.id AND n.status NOT IN ('proposed', 'built')),
-       (SELECT max(n.speedup) FROM nodes n WHERE n.run_id = r.id AND n.status = 'measured')
+       (SELECT count(*) FROM measurements m WHERE m.run_id = r.id),
+       (SELECT max(m.speedup) FROM measurements m WHERE m.run_id = r.id AND m.outcome = 'measured')
 FROM runs r JOIN tasks t ON t.id = r.task_id
 )sql";
 

@@ -113,9 +113,15 @@ TEST_SUITE("store") {
     const auto n2 = w.Node(w.graph_a, old_run, "2");
     w.Node(w.graph_a, old_run, "3");  // proposed: not an evaluation
     const auto n4 = w.Node(w.graph_a, old_run, "4");
+    const auto n5 = w.Node(w.graph_a, old_run, "5");
     w.Measure(n1, old_run, w.alpha, 1.25);
     w.Measure(n2, old_run, w.alpha, 2.5);
-    Must(w.store->SetNodeStatus(n4, NodeStatus::kBuildFailed, "error: x", "log"));
+    Measurement failed;
+    failed.outcome = Outcome::kBuildFailed;
+    failed.reason = "error: x";
+    Must(w.store->RecordMeasurement(n4, old_run, w.alpha, failed));  // an evaluation, not ranked
+    // A status set without a recorded result is not an evaluation of the run.
+    Must(w.store->SetNodeStatus(n5, NodeStatus::kBuilt, "", ""));
 
     const auto runs = Must(w.store->ListRuns());
     REQUIRE(runs.size() == 2);

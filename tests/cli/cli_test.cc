@@ -1,0 +1,339 @@
+// The `kestrel` command (CONTRACT.md, "Commands"): the built binary run on a
+// database in a temporary directory, with small tasks written there and real
+// kernels compiled, verified and timed.
+
+#include <doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_workspace.h"
+#include "store/store.h"
+#include "testing.h"
+
+using namespace kestrel;
+using namespace std::chrono_literals;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+using testing::Exec;
+using testing::Process;
+using testing::Workspace;
+
+json ParseJson(const Exec& exec) {
+  try {
+    return json::parse(exec.out);
+  } catch (const json::exception& error) {
+    FAIL("not JSON (" << error.what() << "): " << exec.out << "\nstderr: " << exec.err);
+  }
+  return {};
+}
+
+// A workspace whose database holds one finished run of 6 evaluations on axpy.
+Workspace& Searched() {
+  static Workspace* workspace = [] {
+    auto* created = new Workspace();
+    const Exec run = created->Run({"run", "--task", "axpy", "--max-evals", "6", "--min-time", "0.02", "--quiet"});
+    INFO("stdout: " << run.out << "\nstderr: " << run.err);
+    REQUIRE(run.code == 0);
+    return created;
+  }();
+  return *workspace;
+}
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Polls `kestrel runs --json` until the newest run is running with at least
+// `evaluations` evaluations; false when `process` exits first or after 30 s.
+bool WaitForRun(Workspace& workspace, int evaluations, const Process& process) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto exited = Workspace::Poll(process)) {
+      FAIL("the run exited early with " << exited->code << ": " << exited->err);
+      return false;
+    }
+    const Exec read = workspace.Run({"runs", "--json"});
+    if (read.code == 0) {
+      try {
+        const json runs = json::parse(read.out);
+        if (!runs.empty() && runs[0].at("status") == "running" && runs[0].at("evaluations") >= evaluations) return true;
+      } catch (const json::exception&) {
+      }
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+  TEST_CASE("kestrel tasks lists the built-in tasks and those of --tasks-dir") {
+    Workspace workspace;
+    const Exec table = workspace.Run({"tasks"});
+    CHECK(table.code == 0);
+    for (const char* name : {"softmax", "matmul", "layernorm", "axpy", "axpy_wide"}) CHECK(Contains(table.out, name));
+
+    const Exec listed = workspace.Run({"tasks", "--json"});
+    REQUIRE(listed.code == 0);
+    const json document = ParseJson(listed);
+    REQUIRE(document.is_array());
+    std::set<std::string> names;
+    for (const json& task : document) {
+      names.insert(task.at("name").get<std::string>());
+      if (task.at("name") == "axpy") {
+        CHECK(task.at("knob_configurations") == 6);
+        CHECK(task.at("signature") == "void axpy(const float* x, float* y, int64_t n)");
+      }
+    }
+    for (const char* name : {"softmax", "matmul", "layernorm", "axpy", "axpy_wide"}) CHECK(names.count(name) == 1);
+  }
+
+  TEST_CASE("kestrel eval judges one file: measured, wrong, build_failed, crashed, timed_out") {
+    Workspace workspace;
+    const fs::path config = workspace.path() / "fast.json";
+    testing::WriteFile(config, R"({"evaluator": {"timeout_s": 1, "min_time": 0.02}})");
+    struct Kernel {
+      const char* file;
+      const char* text;
+      const char* outcome;
+    };
+    const Kernel kernels[] = {
+        {"reference.cpp", testing::kReference, "measured"},     {"wrong.cpp", testing::kWrong, "wrong"},
+        {"broken.cpp", testing::kCompileError, "build_failed"}, {"segfault.cpp", testing::kSegfault, "crashed"},
+        {"loop.cpp", testing::kInfiniteLoop, "timed_out"},
+    };
+    for (const Kernel& kernel : kernels) {
+      CAPTURE(kernel.file);
+      const fs::path file = workspace.path() / kernel.file;
+      testing::WriteFile(file, kernel.text);
+      const Exec eval = workspace.Run({"eval", "axpy", file.string(), "--json", "--config", config.string()});
+      INFO("stderr: " << eval.err);
+      CHECK(eval.code == 0);
+      const json document = ParseJson(eval);
+      CHECK(document.at("outcome") == kernel.outcome);
+      CHECK(document.at("task") == "axpy");
+      if (std::string(kernel.outcome) == "measured") {
+        const double speedup = document.at("speedup").get<double>();
+        CHECK(speedup > 0.5);
+        CHECK(speedup < 2.0);
+        CHECK(document.at("shapes").size() == 1);
+      } else {
+        CHECK(document.at("speedup").is_null());
+        CHECK_FALSE(document.at("reason").get<std::string>().empty());
+      }
+      if (std::string(kernel.outcome) == "build_failed") CHECK(Contains(document.at("log"), "undeclared_variable"));
+    }
+  }
+
+  TEST_CASE("kestrel eval with knobs: human output names the outcome and the knobs") {
+    Workspace workspace;
+    const Exec eval = workspace.Run({"eval", "axpy", (workspace.tasks() / "axpy" / "seed.cpp").string(), "--knob",
+                                     "UNROLL=4", "--min-time", "0.02"});
+    INFO("stderr: " << eval.err);
+    CHECK(eval.code == 0);
+    CHECK(Contains(eval.out, "outcome: measured"));
+    CHECK(Contains(eval.out, "UNROLL=4"));
+    const Exec bad = workspace.Run({"eval", "axpy", (workspace.tasks() / "axpy" / "seed.cpp").string(), "--knob",
+                                    "UNROLL=3"});
+    CHECK(bad.code == 2);
+    CHECK(Contains(bad.err, "UNROLL"));
+  }
+
+  TEST_CASE("kestrel run --max-evals 6, then runs, best, show, lineage, export and graph") {
+    Workspace& workspace = Searched();
+
+    const json runs = ParseJson(workspace.Run({"runs", "--json"}));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].at("task") == "axpy");
+    CHECK(runs[0].at("status") == "finished");
+    CHECK(runs[0].at("stop_reason") == "evaluations");
+    CHECK(runs[0].at("evaluations") == 6);
+
+    const Exec best = workspace.Run({"best", "--task", "axpy", "--json"});
+    REQUIRE(best.code == 0);
+    const json rows = ParseJson(best);
+    REQUIRE(rows.is_array());
+    REQUIRE_FALSE(rows.empty());
+    CHECK(rows.size() <= 6);
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+      CHECK(rows[i - 1].at("speedup").get<double>() >= rows[i].at("speedup").get<double>());
+    }
+    const std::int64_t top = rows[0].at("node").get<std::int64_t>();
+    CHECK(runs[0].at("best_speedup").get<double>() == doctest::Approx(rows[0].at("speedup").get<double>()));
+
+    for (const json& row : rows) {
+      const std::string id = std::to_string(row.at("node").get<std::int64_t>());
+      const Exec show = workspace.Run({"show", id, "--json"});
+      REQUIRE(show.code == 0);
+      const json node = ParseJson(show);
+      CHECK(node.at("id") == row.at("node"));
+      CHECK(node.at("status") == "measured");
+      CHECK(Contains(node.at("source"), "kestrel:knob UNROLL"));
+      CHECK(node.at("knobs") == row.at("knobs"));
+      REQUIRE_FALSE(node.at("measurements").empty());
+      CHECK(node.at("measurements")[0].at("outcome") == "measured");
+    }
+
+    const Exec lineage = workspace.Run({"lineage", std::to_string(top), "--json"});
+    REQUIRE(lineage.code == 0);
+    const json steps = ParseJson(lineage);
+    REQUIRE_FALSE(steps.empty());
+    CHECK(steps.front().at("mutation") == "seed:seed.cpp");
+    CHECK(steps.back().at("node") == top);
+
+    const fs::path exported = workspace.path() / "best.cpp";
+    const Exec write = workspace.Run({"export", std::to_string(top), "-o", exported.string()});
+    REQUIRE(write.code == 0);
+    const std::string text = testing::ReadFile(exported);
+    CHECK(Contains(text, "#define UNROLL " + rows[0].at("knobs").at("UNROLL").get<std::string>()));
+    const std::string compile = "c++ -std=c++17 -fsyntax-only '" + exported.string() + "' 2>&1";
+    CHECK(std::system(compile.c_str()) == 0);
+
+    const Exec dot = workspace.Run({"graph", "--format", "dot"});
+    REQUIRE(dot.code == 0);
+    CHECK(dot.out.rfind("digraph", 0) == 0);
+  }
+
+  TEST_CASE("exit codes: 2 for bad usage, config or task; 1 for runtime failures") {
+    Workspace& workspace = Searched();
+    SUBCASE("a config with an unknown field") {
+      const fs::path config = workspace.path() / "bad.json";
+      testing::WriteFile(config, R"({"task": "axpy", "budget": {"evaluations": 2, "tme": "1m"}})");
+      const Exec run = workspace.Run({"run", config.string(), "--quiet"});
+      CHECK(run.code == 2);
+      CHECK(Contains(run.err, config.string()));
+      CHECK(Contains(run.err, "budget.tme"));
+    }
+    SUBCASE("an unknown task") {
+      const Exec run = workspace.Run({"run", "--task", "no_such_task", "--max-evals", "1", "--quiet"});
+      CHECK(run.code == 2);
+      CHECK(Contains(run.err, "no_such_task"));
+      const Exec eval = workspace.Run({"eval", "no_such_task", (workspace.tasks() / "axpy" / "seed.cpp").string()});
+      CHECK(eval.code == 2);
+    }
+    SUBCASE("a bad duration or strategy") {
+      CHECK(workspace.Run({"run", "--task", "axpy", "--time", "10 minutes"}).code == 2);
+      CHECK(workspace.Run({"run", "--task", "axpy", "--strategy", "beam", "--max-evals", "1"}).code == 2);
+    }
+    SUBCASE("no such node") {
+      for (const char* command : {"show", "lineage", "export"}) {
+        CAPTURE(command);
+        const Exec missing = workspace.Run({command, "999999"});
+        CHECK(missing.code == 1);
+        CHECK(Contains(missing.err, "999999"));
+      }
+    }
+    SUBCASE("a read command without a database") {
+      const fs::path nowhere = workspace.path() / "missing.db";
+      for (const char* command : {"runs", "best"}) {
+        CAPTURE(command);
+        const Exec read = workspace.Run({"--db", nowhere.string(), command, "--json"}, false);
+        CHECK(read.code == 1);
+        CHECK(Contains(read.err, nowhere.string()));
+        CHECK(Contains(read.err, "kestrel run"));
+        CHECK_FALSE(fs::exists(nowhere));
+      }
+    }
+    SUBCASE("no subcommand") {
+      const Exec bare = workspace.Run({}, false);
+      CHECK(bare.code == 2);
+      CHECK_FALSE(bare.err.empty());
+    }
+  }
+
+  TEST_CASE("readers work while a run writes") {
+    Workspace workspace;
+    const Process writer = workspace.Spawn(
+        {"run", "--task", "axpy_wide", "--max-evals", "40", "--min-time", "0.01", "--quiet", "--json"});
+    REQUIRE(WaitForRun(workspace, 0, writer));
+    int reads = 0, reads_while_running = 0, seen_running = 0;
+    std::optional<Exec> finished;
+    while (reads < 10 || !finished) {
+      if (!finished) finished = Workspace::Poll(writer);
+      for (const char* command : {"runs", "best"}) {
+        CAPTURE(command);
+        const Exec read = workspace.Run({command, "--json"});
+        INFO("stderr: " << read.err);
+        REQUIRE(read.code == 0);
+        const json document = ParseJson(read);
+        CHECK(document.is_array());
+        if (std::string(command) == "runs" && !document.empty() && document[0].at("status") == "running") {
+          ++seen_running;
+        }
+      }
+      ++reads;
+      if (!finished) ++reads_while_running;
+      REQUIRE(reads < 2000);
+      std::this_thread::sleep_for(100ms);  // leave the two cores to the writer
+    }
+    INFO("writer stderr: " << finished->err);
+    CHECK(finished->code == 0);
+    CHECK(reads_while_running >= 3);
+    CHECK(seen_running >= 1);
+    const json summary = ParseJson(*finished);
+    CHECK(summary.at("evaluations") == 40);
+    CHECK(summary.at("stop_reason") == "evaluations");
+    const json runs = ParseJson(workspace.Run({"runs", "--json"}));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].at("status") == "finished");
+    CHECK(runs[0].at("evaluations") == 40);
+  }
+
+  TEST_CASE("SIGINT stops a run: exit 130, the run recorded as interrupted, the database intact") {
+    Workspace workspace;
+    const Process run = workspace.Spawn({"run", "--task", "axpy_wide", "--time", "10m", "--min-time", "0.01"});
+    REQUIRE(WaitForRun(workspace, 1, run));
+    REQUIRE(kill(run.pid, SIGINT) == 0);
+    const Exec stopped = Workspace::Wait(run);
+    INFO("stderr: " << stopped.err);
+    CHECK(stopped.code == 130);
+    CHECK(Contains(stopped.err, "stopping"));
+    const json runs = ParseJson(workspace.Run({"runs", "--json"}));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].at("status") == "interrupted");
+    CHECK(runs[0].at("stop_reason") == "signal");
+    CHECK(runs[0].at("evaluations").get<int>() >= 1);
+    CHECK(runs[0].at("evaluations").get<int>() < 48);
+    auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
+    REQUIRE_MESSAGE(store.has_value(), store.error().message());
+    auto intact = (*store)->IntegrityOk();
+    REQUIRE(intact.has_value());
+    CHECK(*intact);
+    // Every node the run created reached a final status: nothing was left in flight.
+    auto runs_list = (*store)->ListRuns();
+    REQUIRE(runs_list.has_value());
+    auto nodes = (*store)->LoadNodes(runs_list->at(0).graph_id);
+    REQUIRE(nodes.has_value());
+    for (const NodeRecord& node : *nodes) CHECK(IsFinal(node.status));
+  }
+  TEST_CASE("a second SIGINT exits at once with 130 and leaves a readable database") {
+    Workspace workspace;
+    const Process run = workspace.Spawn({"run", "--task", "axpy_wide", "--time", "10m", "--min-time", "0.01"});
+    REQUIRE(WaitForRun(workspace, 1, run));
+    REQUIRE(kill(run.pid, SIGINT) == 0);
+    std::this_thread::sleep_for(20ms);
+    REQUIRE(kill(run.pid, SIGINT) == 0);
+    const Exec stopped = Workspace::Wait(run);
+    INFO("stderr: " << stopped.err);
+    CHECK(stopped.code == 130);
+    auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
+    REQUIRE_MESSAGE(store.has_value(), store.error().message());
+    auto intact = (*store)->IntegrityOk();
+    REQUIRE(intact.has_value());
+    CHECK(*intact);
+    const Exec runs = workspace.Run({"runs", "--json"});
+    CHECK(runs.code == 0);
+    CHECK(ParseJson(runs).size() == 1);
+  }
+}

@@ -1,0 +1,213 @@
+// The run config (CONTRACT.md, "Run config"): a valid document round-trips
+// through ToJson/ParseRunConfig; every bad field is refused with an
+// InvalidArgument naming the origin and the field's path.
+
+#include <doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "search/run_config.h"
+#include "testing.h"
+
+using namespace kestrel;
+using nlohmann::json;
+
+namespace {
+
+// The CONTRACT.md example, as a user would write it.
+json ContractExample(bool with_llm) {
+  json mutators = json::array({{{"kind", "knob"}, {"weight", 1}}});
+  if (with_llm) {
+    mutators.push_back(json::parse(R"({"kind": "llm", "weight": 3, "provider": "openai", "model": "gpt-5",
+     "base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY",
+     "max_concurrency": 8, "timeout_s": 300, "temperature": 0.7, "max_tokens": 16000,
+     "price_per_mtok": {"input": 1.25, "output": 10.0}})"));
+  }
+  json document = json::parse(R"({
+    "task": "softmax",
+    "strategy": {"name": "graph-ucb", "exploration": 1.0},
+    "evaluator": {"kind": "cpu", "compiler": "c++", "flags": ["-O3", "-march=native"], "threads": 1},
+    "budget": {"time": "8h", "evaluations": 5000, "usd": 50, "plateau": 1000},
+    "parallel": {"compile_jobs": 2, "measure_slots": 1},
+    "max_fix_rounds": 3,
+    "seed": 1
+  })");
+  document["mutators"] = mutators;
+  return document;
+}
+
+// The error message of parsing `document`; fails the test when it parses.
+std::string RefusalOf(const json& document) {
+  auto config = ParseRunConfig(document, "runs/bad.json");
+  REQUIRE_FALSE(config.has_value());
+  CHECK(config.error().IsInvalidArgument());
+  return config.error().message();
+}
+
+json With(const std::string& json_pointer, const json& value) {
+  json document = ContractExample(false);
+  document[json::json_pointer(json_pointer)] = value;
+  return document;
+}
+
+}  // namespace
+
+TEST_SUITE("run_config") {
+  TEST_CASE("the CONTRACT.md example with a knob mutator parses to the values it states") {
+    auto config = ParseRunConfig(ContractExample(false), "run.json");
+    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    CHECK(config->task == "softmax");
+    CHECK(config->strategy.name == "graph-ucb");
+    CHECK(config->strategy.exploration == doctest::Approx(1.0));
+    REQUIRE(config->mutators.size() == 1);
+    CHECK(config->mutators[0].kind == "knob");
+    CHECK(config->evaluator.compiler == "c++");
+    CHECK(config->evaluator.flags == std::vector<std::string>{"-O3", "-march=native"});
+    REQUIRE(config->budget.time.has_value());
+    CHECK(config->budget.time->count() == doctest::Approx(8 * 3600.0));
+    CHECK(config->budget.evaluations == 5000);
+    CHECK(config->budget.usd == doctest::Approx(50.0));
+    CHECK(config->budget.plateau == 1000);
+    CHECK(config->parallel.compile_jobs == 2);
+    CHECK(config->parallel.measure_slots == 1);
+    CHECK(config->max_fix_rounds == 3);
+    CHECK(config->seed == 1u);
+    CHECK(Validate(*config, "run.json").has_value());
+  }
+
+  TEST_CASE("the example with its llm mutator parses, keeping the key's variable name only") {
+    auto config = ParseRunConfig(ContractExample(true), "run.json");
+    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    REQUIRE(config->mutators.size() == 2);
+    const MutatorConfig& llm = config->mutators[1];
+    CHECK(llm.kind == "llm");
+    CHECK(llm.weight == doctest::Approx(3.0));
+    CHECK(llm.provider == "openai");
+    CHECK(llm.model == "gpt-5");
+    CHECK(llm.api_key_env == "OPENAI_API_KEY");
+    CHECK(llm.max_concurrency == 8);
+    CHECK(llm.max_tokens == 16000);
+    CHECK(llm.temperature == doctest::Approx(0.7));
+    CHECK(llm.price_input_per_mtok == doctest::Approx(1.25));
+    CHECK(llm.price_output_per_mtok == doctest::Approx(10.0));
+  }
+
+  TEST_CASE("ToJson and ParseRunConfig round-trip a full config") {
+    for (bool with_llm : {false, true}) {
+      CAPTURE(with_llm);
+      auto first = ParseRunConfig(ContractExample(with_llm), "run.json");
+      REQUIRE(first.has_value());
+      const json written = ToJson(*first);
+      auto second = ParseRunConfig(written, "stored config");
+      REQUIRE_MESSAGE(second.has_value(), second.error().message());
+      CHECK(ToJson(*second) == written);
+      CHECK(second->budget.time->count() == doctest::Approx(first->budget.time->count()));
+      CHECK(second->budget.evaluations == first->budget.evaluations);
+      CHECK(second->mutators.size() == first->mutators.size());
+      CHECK(second->evaluator.flags == first->evaluator.flags);
+    }
+  }
+
+  TEST_CASE("a default config round-trips and has no budget") {
+    RunConfig config;
+    config.task = "matmul";
+    auto parsed = ParseRunConfig(ToJson(config), "defaults");
+    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    CHECK(ToJson(*parsed) == ToJson(config));
+    CHECK_FALSE(parsed->budget.time.has_value());
+    CHECK_FALSE(parsed->budget.evaluations.has_value());
+  }
+
+  TEST_CASE("each bad field is refused with a message naming the file and the field") {
+    struct Bad {
+      const char* what;
+      json document;
+      const char* field;
+    };
+    json unknown_top = ContractExample(false);
+    unknown_top["budgt"] = json::object();
+    json empty_mutators = ContractExample(false);
+    empty_mutators["mutators"] = json::array();
+    json kindless = ContractExample(false);
+    kindless["mutators"] = json::array({{{"weight", 1}}});
+    json modelless = ContractExample(true);
+    modelless["mutators"][1].erase("model");
+    const Bad cases[] = {
+        {"unknown top-level field", unknown_top, "budgt"},
+        {"unknown nested field", With("/budget/tme", "1h"), "budget.tme"},
+        {"wrong type", With("/parallel/compile_jobs", "2"), "parallel.compile_jobs"},
+        {"impossible value", With("/parallel/compile_jobs", 0), "parallel.compile_jobs"},
+        {"negative exploration", With("/strategy/exploration", -1.0), "strategy.exploration"},
+        {"bad duration", With("/budget/time", "10 minutes"), "budget.time"},
+        {"unknown strategy", With("/strategy/name", "simulated-annealing"), "strategy.name"},
+        {"empty mutators", empty_mutators, "mutators"},
+        {"mutator without kind", kindless, "mutators[0].kind"},
+        {"llm mutator without model", modelless, "mutators[1].model"},
+        {"fractional evaluations", With("/budget/evaluations", 2.5), "budget.evaluations"},
+        {"strategy not an object", With("/strategy", "greedy"), "strategy"},
+    };
+    for (const Bad& bad : cases) {
+      const std::string what = bad.what;
+      CAPTURE(what);
+      const std::string message = RefusalOf(bad.document);
+      CAPTURE(message);
+      CHECK(message.find("runs/bad.json") != std::string::npos);
+      CHECK(message.find(std::string(bad.field) + ":") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("a document that is not an object is refused") {
+    const std::string message = RefusalOf(json::array({1, 2}));
+    CHECK(message.find("runs/bad.json") != std::string::npos);
+  }
+
+  TEST_CASE("LoadRunConfig names the file in its errors") {
+    testing::TempDir dir;
+    SUBCASE("unknown field") {
+      const auto path = dir / "run.json";
+      testing::WriteFile(path, R"({"task": "softmax", "budget": {"evaluatons": 3}})");
+      auto config = LoadRunConfig(path);
+      REQUIRE_FALSE(config.has_value());
+      CHECK(config.error().IsInvalidArgument());
+      CHECK(config.error().message().find(path.string()) != std::string::npos);
+      CHECK(config.error().message().find("budget.evaluatons") != std::string::npos);
+    }
+    SUBCASE("not JSON") {
+      const auto path = dir / "broken.json";
+      testing::WriteFile(path, "{\"task\": ");
+      auto config = LoadRunConfig(path);
+      REQUIRE_FALSE(config.has_value());
+      CHECK(config.error().IsInvalidArgument());
+      CHECK(config.error().message().find(path.string()) != std::string::npos);
+    }
+    SUBCASE("a valid file") {
+      const auto path = dir / "ok.json";
+      testing::WriteFile(path, ContractExample(false).dump());
+      auto config = LoadRunConfig(path);
+      REQUIRE_MESSAGE(config.has_value(), config.error().message());
+      CHECK(config->task == "softmax");
+    }
+  }
+
+  TEST_CASE("Validate refuses a config without a task, naming the origin") {
+    RunConfig config;
+    auto status = Validate(config, "command line");
+    REQUIRE_FALSE(status.has_value());
+    CHECK(status.error().IsInvalidArgument());
+    CHECK(status.error().message().find("command line") != std::string::npos);
+    CHECK(status.error().message().find("task") != std::string::npos);
+    config.task = "softmax";
+    CHECK(Validate(config, "command line").has_value());
+  }
+
+  TEST_CASE("Validate refuses mutators whose weights are all zero") {
+    RunConfig config;
+    config.task = "softmax";
+    config.mutators[0].weight = 0;
+    auto status = Validate(config, "run.json");
+    REQUIRE_FALSE(status.has_value());
+    CHECK(status.error().message().find("mutators") != std::string::npos);
+  }
+}
