@@ -72,6 +72,13 @@ double Excess(double expected, double actual, const Tolerance& tolerance) {
   return allowed > 0 ? error / allowed : std::numeric_limits<double>::max();
 }
 
+// The L2 bound of a buffer whose finite reference elements have L2 norm
+// `l2_reference` (`count` of them): half of what the elementwise test allows
+// at most, (rtol * ||ref||2 + atol * sqrt(count)) / 2. See compare.h.
+double L2Bound(double l2_reference, std::int64_t count, const Tolerance& tolerance) {
+  return 0.5 * (tolerance.rtol * l2_reference + tolerance.atol * std::sqrt(static_cast<double>(count)));
+}
+
 struct ShapeFailure {
   std::set<int> sets;
   Mismatch worst;
@@ -94,6 +101,7 @@ Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::p
   std::vector<std::pair<double, Mismatch>> worst;
   std::map<int, ShapeFailure> failures;
   std::vector<std::byte> expected_bytes, actual_bytes;
+  std::string l2_failure;  // the first segment failing only the L2 bound
   for (const auto& segment : segments) {
     if (!ReadSegment(reference_in, segment, expected_bytes) || !ReadSegment(candidate_in, segment, actual_bytes)) {
       return Fail(Error::Io("cannot read the output files in " + candidate_file.parent_path().string()));
@@ -101,10 +109,17 @@ Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::p
     const JobArg& arg = job.shapes[segment.shape_index].args[segment.arg_index];
     std::int64_t bad = 0;
     double max_error = 0;
+    double error_squares = 0, reference_squares = 0;  // over the finite reference elements
+    std::int64_t finite = 0;
     for (std::int64_t i = 0; i < arg.count; ++i) {
       const double expected = ElementAt(arg.type, expected_bytes.data(), i);
       const double actual = ElementAt(arg.type, actual_bytes.data(), i);
       const double excess = Excess(expected, actual, tolerance);
+      if (std::isfinite(expected) && std::isfinite(actual)) {
+        error_squares += (actual - expected) * (actual - expected);
+        reference_squares += expected * expected;
+        ++finite;
+      }
       if (excess <= 0) continue;
       ++bad;
       max_error = std::max(max_error, std::fabs(actual - expected));  // NaN-safe: max ignores a NaN rhs
@@ -122,12 +137,24 @@ Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::p
         worst.resize(max_mismatches);
       }
     }
+    const double l2_error = std::sqrt(error_squares), l2_reference = std::sqrt(reference_squares);
+    if (bad == 0 && l2_error > L2Bound(l2_reference, finite, tolerance)) {
+      const std::string line = "relative L2 error " + Number(l2_error / l2_reference) + " exceeds half the tolerance on shape " +
+                               job.shapes[segment.shape_index].label + ", set " + std::to_string(segment.input_set) +
+                               ", " + arg.name;
+      if (l2_failure.empty()) l2_failure = line;
+      comparison.details += line + "\n";
+    }
     if (bad > 0) {
       comparison.details += "shape " + job.shapes[segment.shape_index].label + ", set " +
                             std::to_string(segment.input_set) + ", " + arg.name + ": " + std::to_string(bad) +
                             " of " + std::to_string(arg.count) + " elements differ (max abs err " +
                             Number(max_error) + ")\n";
     }
+  }
+  if (failures.empty() && !l2_failure.empty()) {
+    comparison.ok = false;
+    comparison.reason = l2_failure;
   }
   if (failures.empty()) return comparison;
 
@@ -146,6 +173,28 @@ Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::p
   }
   if (failures.size() > 1) comparison.reason += " (and " + std::to_string(failures.size() - 1) + " more shapes)";
   return comparison;
+}
+
+Status SliceOutputs(const Job& from, const std::filesystem::path& from_file, const Job& to,
+                    const std::filesystem::path& to_file) {
+  const auto from_segments = OutputSegments(from);
+  if (auto checked = CheckSize(from_file, ExpectedSize(from_segments)); !checked) return Fail(checked.error());
+  std::ifstream in(from_file, std::ios::binary);
+  std::ofstream out(to_file, std::ios::binary | std::ios::trunc);
+  std::vector<std::byte> bytes;
+  for (const auto& wanted : OutputSegments(to)) {
+    const auto source = std::find_if(from_segments.begin(), from_segments.end(), [&](const OutputSegment& s) {
+      return s.shape_index == wanted.shape_index && s.input_set == wanted.input_set && s.arg_index == wanted.arg_index;
+    });
+    if (source == from_segments.end() || source->bytes != wanted.bytes) {
+      return Fail(Error::InvalidArgument("SliceOutputs: the layouts do not match"));
+    }
+    if (!ReadSegment(in, *source, bytes)) return Fail(Error::Io("cannot read " + from_file.string()));
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  out.close();
+  if (!out) return Fail(Error::Io("cannot write " + to_file.string()));
+  return {};
 }
 
 Status CheckReferenceVaries(const Job& job, const std::filesystem::path& reference_file, const Tolerance& tolerance,

@@ -7,6 +7,15 @@
 // reference is not finite, the output must be the same non-finite value
 // (NaN for NaN, the same infinity); where it is finite, a NaN or an infinity
 // fails. Integers compare through double with the same formula.
+//
+// Besides, each buffer must pass a relative L2 bound: over its finite
+// reference elements, ||out - ref||2 <= (rtol * ||ref||2 + atol * sqrt(n)) / 2,
+// i.e. the RMS error stays within half of what the elementwise test allows.
+// Honest reorderings of floating-point sums sit far below it (their errors are
+// a few ulps and scattered); a kernel that spends the whole tolerance on
+// every element (a constant offset, a systematically lower precision) fails
+// it even when each element passes. Reason: "relative L2 error E exceeds half
+// the tolerance on shape S, set K, ARG".
 
 #include <filesystem>
 #include <string>
@@ -33,6 +42,13 @@ struct OutputComparison {
 Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::path& reference_file,
                                         const std::filesystem::path& candidate_file, const Tolerance& tolerance,
                                         std::size_t max_mismatches = 10);
+
+// Writes to `to_file` the output segments of job `to` copied from the same
+// (shape index, input set, arg) of `from_file`, an output file of job `from`
+// (e.g. the timed shapes and first sets of a full reference output).
+// InvalidArgument when `to` asks for a segment `from` lacks.
+Status SliceOutputs(const Job& from, const std::filesystem::path& from_file, const Job& to,
+                    const std::filesystem::path& to_file);
 
 // Refuses (InvalidArgument) a reference whose output on a timed shape (the
 // first `timed_shapes` of the job) is so near-constant that one constant

@@ -113,6 +113,7 @@ Status CpuEvaluator::Prepare() {
   if (!version) return Fail(Error::InvalidArgument("compiler '" + options_.compiler + "': " + version.error().message()));
   toolchain_ = *version;
   host_ = DetectHost();
+  sandbox_ = DetectSandbox(work_dir_);
 
   auto all = LayoutShapes(task_, false);
   if (!all) return Fail(all.error());
@@ -152,7 +153,7 @@ Status CpuEvaluator::Prepare() {
     return Fail(varies.error().code() == ErrorCode::kInvalidArgument ? varies.error().WithContext(context)
                                                                      : varies.error());
   }
-  return {};
+  return PrepareTimedRecheck();
 }
 
 BuildResult CpuEvaluator::Build(const Candidate& candidate) {
@@ -217,6 +218,10 @@ Measurement CpuEvaluator::Measure(const Candidate& /*candidate*/, const BuildRes
   } catch (...) {
     measurement = Verdict(Outcome::kRejected, "evaluator error: unknown exception", "");
   }
+  if (build.ok) {  // the runner ran: say under which protections
+    if (!measurement.log.empty() && measurement.log.back() != '\n') measurement.log += '\n';
+    measurement.log += sandbox_.Summary() + "\n";
+  }
   measurement.build_seconds = build.seconds;
   measurement.eval_seconds = Since(start);
   measurement.input_sets = options_.input_sets;
@@ -278,9 +283,15 @@ Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build) {
 
   // 2. Timing: candidate and reference interleaved in one process.
   Job time = MakeJob("time", {build.library, reference_build_.library}, true);
+  if (!reference_timed_outputs_.empty()) time.timed_output_file = dir / "timed_outputs.bin";
   JobRun timed = RunJob(time, dir, "timing");
   if (timed.failure) return *timed.failure;
   if (!timed.log.empty()) log += "runner output (timing):\n" + timed.log;
+  if (!time.timed_output_file.empty()) {
+    // 3. What the kernel computed once it was timed must still be right.
+    Measurement rechecked = RecheckTimedOutputs(time, log);
+    if (rechecked.outcome != Outcome::kMeasured) return rechecked;
+  }
   if (timed.result.timings.size() != timed_shapes_.size()) {
     return Verdict(Outcome::kRejected, "runner protocol violation: wrong number of timed shapes", log);
   }

@@ -5,13 +5,21 @@
 // Layout of the work dir:
 //   builds/<identity>/kernel.cpp, shim.cpp, kernel.so   one per candidate
 //   reference/                                         the reference's build,
-//                                                      outputs.bin (its outputs)
+//                                                      outputs.bin (its outputs),
+//                                                      timed_outputs.bin (those of
+//                                                      the timing buffer sets)
 //   evals/<n>/                                         one per Measure: jobs and
 //                                                      the candidate's outputs
 //
 // Build is thread-safe and content-addressed (the same candidate is compiled
 // once; a second Build returns the first result). Measure runs the
-// candidate's runner twice (outputs, then time) and never throws.
+// candidate's runner twice (outputs, then time) and never throws. The runner
+// runs under the protections DetectSandbox() finds usable (sandbox.h); the
+// log of every Measurement of a built candidate ends with their summary line.
+// After timing, the candidate's outputs of its timing buffers are compared
+// with the reference's: a difference is `wrong`, "outputs produced while
+// timing differ" (skipped for tasks with inout arguments, whose values
+// change call after call).
 
 #include <atomic>
 #include <filesystem>
@@ -24,6 +32,7 @@
 
 #include "evaluators/evaluator.h"
 #include "evaluators/job.h"
+#include "evaluators/sandbox.h"
 
 namespace kestrel {
 
@@ -56,6 +65,8 @@ class CpuEvaluator final : public Evaluator {
   Status Prepare();
   BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const;
   Measurement MeasureBuilt(const BuildResult& build);
+  Status PrepareTimedRecheck();
+  Measurement RecheckTimedOutputs(const Job& time, std::string log) const;
   Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
   JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const;
   std::filesystem::path NewEvalDir();
@@ -71,6 +82,8 @@ class CpuEvaluator final : public Evaluator {
   std::vector<JobShape> timed_shapes_;
   BuildResult reference_build_;
   std::filesystem::path reference_outputs_;
+  std::filesystem::path reference_timed_outputs_;  // empty: no re-check of timed outputs
+  SandboxReport sandbox_;
 
   std::mutex builds_mutex_;
   std::map<std::string, std::shared_ptr<BuildSlot>> builds_;  // by identity; guarded by builds_mutex_

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "evaluators/compare.h"
 #include "evaluators/cpu_evaluator.h"
 #include "evaluators/subprocess.h"
 
@@ -38,6 +39,14 @@ Measurement Failure(Outcome outcome, std::string reason, std::string log) {
   measurement.reason = std::move(reason);
   measurement.log = std::move(log);
   return measurement;
+}
+
+// The layout of a time job's timed outputs: its shapes, one set per buffer set.
+Job TimedLayout(const Job& time) {
+  Job layout = time;
+  layout.mode = "outputs";
+  layout.input_sets = time.buffer_sets;
+  return layout;
 }
 
 #ifndef KESTREL_RUNNER_BUILD_PATH
@@ -73,7 +82,42 @@ Job CpuEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem::
   job.shapes = timed_only ? timed_shapes_ : all_shapes_;
   job.min_time_s = options_.min_time_s;
   job.min_samples = options_.min_samples;
+  job.buffer_sets = std::min(2, options_.input_sets);
+  job.seccomp = sandbox_.seccomp;
+  job.allow_threads = options_.threads > 1;
   return job;
+}
+
+Status CpuEvaluator::PrepareTimedRecheck() {
+  for (const auto& shape : timed_shapes_) {
+    for (const auto& arg : shape.args) {
+      if (arg.role == ArgRole::kInOut) return {};  // its values change call after call
+    }
+  }
+  const Job time = MakeJob("time", {}, true);
+  const auto file = work_dir_ / "reference" / "timed_outputs.bin";
+  if (auto sliced = SliceOutputs(MakeJob("outputs", {}, false), reference_outputs_, TimedLayout(time), file);
+      !sliced) {
+    return Fail(sliced.error());
+  }
+  reference_timed_outputs_ = file;
+  return {};
+}
+
+Measurement CpuEvaluator::RecheckTimedOutputs(const Job& time, std::string log) const {
+  auto comparison =
+      CompareOutputs(TimedLayout(time), reference_timed_outputs_, time.timed_output_file, task_.tolerance, 10);
+  if (!comparison) {
+    const bool protocol = comparison.error().code() == ErrorCode::kCorruption;
+    return Failure(Outcome::kRejected,
+                   (protocol ? "runner protocol violation: " : "evaluator error: ") + comparison.error().message(),
+                   log);
+  }
+  if (comparison->ok) return Failure(Outcome::kMeasured, "", "");
+  Measurement wrong = Failure(Outcome::kWrong, "outputs produced while timing differ: " + comparison->reason,
+                              comparison->details + log);
+  wrong.mismatches = std::move(comparison->worst);
+  return wrong;
 }
 
 CpuEvaluator::JobRun CpuEvaluator::RunJob(const Job& job, const std::filesystem::path& dir,
@@ -98,7 +142,7 @@ CpuEvaluator::JobRun CpuEvaluator::RunJob(const Job& job, const std::filesystem:
   }
   const std::string threads = std::to_string(std::max(1, options_.threads));
   SubprocessOptions options;
-  options.argv = {runner_.string(), job_file.string()};
+  options.argv = SandboxedArgv(sandbox_, dir, {runner_.string(), job_file.string()});
   options.env = EnvironmentWith(
       {"OMP_NUM_THREADS=" + threads, "MKL_NUM_THREADS=" + threads, "OPENBLAS_NUM_THREADS=" + threads});
   options.cwd = dir;
@@ -118,11 +162,17 @@ CpuEvaluator::JobRun CpuEvaluator::RunJob(const Job& job, const std::filesystem:
   run.log = ran->log;
   const std::string log = run.log.empty() ? "" : "runner output (" + phase + "):\n" + run.log;
   const std::string while_phase = " while " + phase;
+  // Under bwrap, the runner's death by signal N reads as bwrap's exit 128 + N.
+  const int signal = ran->signal != 0 ? ran->signal : sandbox_.bwrap ? SignalFromBwrapExit(ran->exit_code) : 0;
   if (ran->timed_out) {
     run.failure = Failure(Outcome::kTimedOut, ran->Describe(options_.run_timeout_s) + while_phase, log);
-  } else if (ran->signal == SIGXCPU) {
+  } else if (signal == SIGXCPU) {
     run.failure = Failure(Outcome::kTimedOut, "exceeded its CPU-time limit" + while_phase, log);
-  } else if (ran->signal != 0 || ran->exit_code != 0) {
+  } else if (signal == SIGSYS) {
+    run.failure = Failure(Outcome::kRejected, SandboxViolation(ran->log) + while_phase, log);
+  } else if (signal != 0) {
+    run.failure = Failure(Outcome::kCrashed, "killed by " + SignalName(signal) + while_phase, log);
+  } else if (ran->exit_code != 0) {
     run.failure = Failure(Outcome::kCrashed, ran->Describe(0) + while_phase, log);
   } else if (ran->result.empty()) {
     run.failure = Failure(Outcome::kCrashed, "ended the runner before it reported a result" + while_phase, log);

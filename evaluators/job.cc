@@ -125,7 +125,10 @@ std::string JobToJson(const Job& job) {
               {"output_file", job.output_file.string()},
               {"min_time_s", job.min_time_s},
               {"min_samples", job.min_samples},
-              {"buffer_sets", job.buffer_sets}};
+              {"buffer_sets", job.buffer_sets},
+              {"timed_output_file", job.timed_output_file.string()},
+              {"seccomp", job.seccomp},
+              {"allow_threads", job.allow_threads}};
   out["libraries"] = json::array();
   for (const auto& library : job.libraries) out["libraries"].push_back(library.string());
   out["shapes"] = json::array();
@@ -149,6 +152,9 @@ Result<Job> ParseJob(const std::string& text) {
     job.min_time_s = in.at("min_time_s").get<double>();
     job.min_samples = in.at("min_samples").get<int>();
     job.buffer_sets = in.at("buffer_sets").get<int>();
+    job.timed_output_file = in.value("timed_output_file", std::string());
+    job.seccomp = in.value("seccomp", false);
+    job.allow_threads = in.value("allow_threads", false);
     for (const auto& library : in.at("libraries")) job.libraries.emplace_back(library.get<std::string>());
     for (const auto& shape : in.at("shapes")) {
       JobShape parsed;

@@ -50,7 +50,14 @@ struct Job {
   std::filesystem::path output_file;  // outputs mode
   double min_time_s = 0.5;          // time mode, per shape and kernel
   int min_samples = 10;             // time mode, per shape and kernel
-  int buffer_sets = 2;              // time mode: rotating input sets
+  int buffer_sets = 2;              // time mode: rotating input sets (the checked sets 0..buffer_sets-1)
+  // Time mode: when set, after timing each shape the candidate is called once
+  // more on each of its buffer sets (outputs poisoned first, exactly like a
+  // timed call) and those outputs are written here in OutputSegments order of
+  // a job with input_sets = buffer_sets; the parent re-checks them.
+  std::filesystem::path timed_output_file;
+  bool seccomp = false;        // install the seccomp filter before loading a kernel
+  bool allow_threads = false;  // with seccomp: clone(CLONE_THREAD) allowed
 };
 
 // One output or inout buffer in the output file.

@@ -8,7 +8,9 @@
 // job.output_file in OutputSegments order.
 //
 // RunTiming: time candidate (libraries[0]) and reference (libraries[1]) on
-// every shape, interleaved sample by sample, and report seconds per call.
+// every shape, interleaved sample by sample, and report seconds per call;
+// with job.timed_output_file, also the candidate's outputs of one more call
+// per buffer set after each shape's timing (see job.h).
 //
 // Both fill `result` and return an error only when the job cannot be done
 // (a library does not load, the output file cannot be written).

@@ -7,6 +7,7 @@
 #include "evaluators/runner/inputs.h"
 #include "evaluators/runner/kernel_library.h"
 #include "evaluators/runner/modes.h"
+#include "evaluators/runner/seccomp_filter.h"
 
 namespace kestrel::runner {
 namespace {
@@ -33,10 +34,12 @@ bool Same(std::span<const std::byte> bytes, const std::vector<std::byte>& copy) 
 
 Status RunOutputs(const Job& job, JobResult& result) {
   if (job.libraries.size() != 1) return Fail(Error::InvalidArgument("outputs mode takes one library"));
-  auto library = KernelLibrary::Open(job.libraries[0]);
-  if (!library) return Fail(library.error());
+  // Opened before the sandbox, which refuses opening files for writing.
   std::ofstream out(job.output_file, std::ios::binary | std::ios::trunc);
   if (!out) return Fail(Error::Io("cannot write " + job.output_file.string()));
+  if (auto sandboxed = EnterSandbox(job); !sandboxed) return Fail(sandboxed.error());
+  auto library = KernelLibrary::Open(job.libraries[0]);
+  if (!library) return Fail(library.error());
 
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     const JobShape& shape = job.shapes[s];
