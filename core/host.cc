@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -85,6 +86,10 @@ HostInfo DetectHost() {
   host.cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   host.memory_bytes = static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
   ReadCaches(host);
+  // Some virtual machines hide sysfs cache info; glibc may still know it.
+  if (host.l1d_bytes == 0) host.l1d_bytes = std::max<long>(0, sysconf(_SC_LEVEL1_DCACHE_SIZE));
+  if (host.l2_bytes == 0) host.l2_bytes = std::max<long>(0, sysconf(_SC_LEVEL2_CACHE_SIZE));
+  if (host.l3_bytes == 0) host.l3_bytes = std::max<long>(0, sysconf(_SC_LEVEL3_CACHE_SIZE));
   utsname uts{};
   if (uname(&uts) == 0) host.os = std::string(uts.sysname) + " " + uts.release + " " + uts.machine;
   return host;

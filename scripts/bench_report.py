@@ -41,7 +41,8 @@ def main(folder, target):
         f"- date: {context.get('date', '?')}\n"
         f"- host: {context.get('host_name', '?')}, {context.get('num_cpus', '?')} CPUs at "
         f"{context.get('mhz_per_cpu', '?')} MHz, load average {context.get('load_avg', '?')}\n"
-        f"- library build: {context.get('library_build_type', '?')}\n\n"
+        f"- Google Benchmark library build: {context.get('library_build_type', '?')} (Debian's package; "
+        "Kestrel's own code is built as configured in the build folder)\n\n"
     )
     with open(target, "w") as handle:
         handle.write(header + "\n".join(sections))

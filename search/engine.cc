@@ -164,7 +164,9 @@ Status Engine::Impl::AddSeeds() {
 std::optional<std::string> Engine::Impl::StopReasonLocked() const {
   if (stop_reason_) return stop_reason_;
   if (StopRequested()) return "signal";
-  if (config_.budget.time && Clock::now() - start_ >= *config_.budget.time) return "time";
+  if (config_.budget.time && Seconds(options_.spent_seconds) + (Clock::now() - start_) >= *config_.budget.time) {
+    return "time";
+  }
   return std::nullopt;
 }
 
@@ -176,7 +178,8 @@ WorkItem Engine::Impl::Next(tbb::flow_control& control) {
       control.stop();
       return {};
     }
-    const bool budget_left = !config_.budget.evaluations || started_ + unstarted_ < *config_.budget.evaluations;
+    const bool budget_left = !config_.budget.evaluations ||
+                             options_.spent_evaluations + started_ + unstarted_ < *config_.budget.evaluations;
     if (budget_left && !pending_.empty()) {
       const NodeId node = pending_.front();
       pending_.pop_front();
@@ -353,7 +356,9 @@ void Engine::Impl::Progress(const Job& job, const Measurement& measurement) {
                            ? fmt::format("{:.2f}x", measurement.speedup)
                            : std::string(ToString(measurement.outcome)) + " (" + FirstLine(measurement.reason) + ")";
   std::string left;
-  if (config_.budget.time) left = fmt::format("  {:.0f}s left", std::max(0.0, config_.budget.time->count() - elapsed));
+  if (config_.budget.time) {
+    left = fmt::format("  {:.0f}s left", std::max(0.0, config_.budget.time->count() - options_.spent_seconds - elapsed));
+  }
   *options_.progress << fmt::format("[{:>5}] node {:<6} {:<40} best {:.2f}x  {}{}\n", summary_.evaluations, job.node,
                                     result.substr(0, 40), best_speedup, graph_.Node(job.node).label, left)
                      << std::flush;

@@ -35,6 +35,9 @@ struct EngineOptions {
   std::int64_t graph_id = 0;
   std::int64_t host_id = 0;
   std::ostream* progress = nullptr;  // one line per result; nullptr: quiet
+  // Budget already spent by earlier sessions of the same run (kestrel resume).
+  std::int64_t spent_evaluations = 0;
+  double spent_seconds = 0.0;
 };
 
 struct RunSummary {

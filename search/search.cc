@@ -51,30 +51,97 @@ Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& conf
   return mutators;
 }
 
-Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options) {
+namespace {
+
+// Everything a run needs besides its store rows.
+struct Prepared {
+  Task task;
+  std::unique_ptr<Evaluator> evaluator;
+  std::vector<std::unique_ptr<Mutator>> mutators;
+  std::unique_ptr<Strategy> strategy;
+};
+
+Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options) {
+  Prepared prepared;
   auto task = FindTask(config.task, TaskDirs(options.task_dirs));
-  if (!task) return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
+  if (!task) {
+    // An unknown task is the user's mistake (exit code 2), like a bad config.
+    return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
+  }
+  prepared.task = std::move(*task);
   auto mutators = MakeMutators(config);
   if (!mutators) return Fail(mutators.error());
+  prepared.mutators = std::move(*mutators);
   auto strategy = MakeStrategy(config.strategy);
   if (!strategy) return Fail(strategy.error());
+  prepared.strategy = std::move(*strategy);
+  if (options.progress) {
+    *options.progress << "kestrel: building the reference of " << prepared.task.name << "...\n" << std::flush;
+  }
+  auto evaluator = MakeEvaluator(prepared.task, config.evaluator, config.seed, options.runner_path);
+  if (!evaluator) return Fail(evaluator.error());
+  prepared.evaluator = std::move(*evaluator);
+  return prepared;
+}
 
+Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& config, EngineOptions engine_options) {
+  auto host_id = store.UpsertHost(prepared.evaluator->Host());
+  if (!host_id) return Fail(host_id.error());
+  engine_options.host_id = *host_id;
+  Engine engine(store, prepared.task, *prepared.evaluator, config, std::move(prepared.mutators),
+                std::move(prepared.strategy), engine_options);
+  return engine.Run();
+}
+
+// Seconds a run was active in earlier sessions: from each "start" to its
+// "stop", or to the last event of a session that was killed.
+double ActiveSeconds(const std::vector<RunEventRecord>& events) {
+  double total = 0.0;
+  std::optional<std::int64_t> session_start;
+  std::int64_t last = 0;
+  for (const RunEventRecord& event : events) {
+    if (event.kind == "start") {
+      if (session_start) total += static_cast<double>(last - *session_start) / 1000.0;
+      session_start = event.at;
+    }
+    last = event.at;
+    if (event.kind == "stop" && session_start) {
+      total += static_cast<double>(event.at - *session_start) / 1000.0;
+      session_start.reset();
+    }
+  }
+  if (session_start) total += static_cast<double>(last - *session_start) / 1000.0;
+  return total;
+}
+
+Result<RunRecord> ChooseRunToResume(Store& store, std::optional<std::int64_t> run_id) {
+  if (run_id) return store.GetRun(*run_id);
+  auto runs = store.ListRuns();
+  if (!runs) return Fail(runs.error());
+  for (const RunRecord& run : *runs) {
+    if (run.status != "finished") return run;
+  }
+  return Fail(Error::NotFound("no unfinished run in the database (give --run ID, with --time or --max-evals, to "
+                              "extend a finished one)"));
+}
+
+}  // namespace
+
+Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options) {
+  auto prepared = Prepare(config, options);
+  if (!prepared) return Fail(prepared.error());
   auto store = Store::Open(options.db_path);
   if (!store) return Fail(store.error());
-  auto task_id = (*store)->UpsertTask(*task);
+  auto task_id = (*store)->UpsertTask(prepared->task);
   if (!task_id) return Fail(task_id.error());
   auto graph_id = (*store)->GraphForTask(*task_id, options.fresh);
   if (!graph_id) return Fail(graph_id.error());
-
-  if (options.progress) *options.progress << "kestrel: building the reference of " << task->name << "...\n" << std::flush;
-  auto evaluator = MakeEvaluator(*task, config.evaluator, config.seed, options.runner_path);
-  if (!evaluator) return Fail(evaluator.error());
-  auto host_id = (*store)->UpsertHost((*evaluator)->Host());
+  auto host_id = (*store)->UpsertHost(prepared->evaluator->Host());
   if (!host_id) return Fail(host_id.error());
 
   RunRecord run;
   run.task_id = *task_id;
-  run.task_name = task->name;
+  run.task_name = prepared->task.name;
   run.graph_id = *graph_id;
   run.host_id = *host_id;
   run.config_json = ToJson(config).dump();
@@ -82,14 +149,62 @@ Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& optio
   auto run_id = (*store)->CreateRun(run);
   if (!run_id) return Fail(run_id.error());
   if (options.progress) {
-    *options.progress << fmt::format("kestrel: run {} on task {} (graph {}), strategy {}, db {}\n", *run_id, task->name,
-                                     *graph_id, config.strategy.name, options.db_path.string())
+    *options.progress << fmt::format("kestrel: run {} on task {} (graph {}), strategy {}, db {}\n", *run_id,
+                                     prepared->task.name, *graph_id, config.strategy.name, options.db_path.string())
                       << std::flush;
   }
+  EngineOptions engine_options;
+  engine_options.run_id = *run_id;
+  engine_options.graph_id = *graph_id;
+  engine_options.progress = options.progress;
+  return Drive(**store, *prepared, config, engine_options);
+}
 
-  EngineOptions engine_options{*run_id, *graph_id, *host_id, options.progress};
-  Engine engine(**store, *task, **evaluator, config, std::move(*mutators), std::move(*strategy), engine_options);
-  return engine.Run();
+Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions& options) {
+  auto store = Store::Open(options.db_path);
+  if (!store) return Fail(store.error());
+  auto run = ChooseRunToResume(**store, resume.run_id);
+  if (!run) return Fail(run.error());
+  const std::string origin = fmt::format("{}: run {}'s saved config", options.db_path.string(), run->id);
+  nlohmann::json saved;
+  try {
+    saved = nlohmann::json::parse(run->config_json);
+  } catch (const nlohmann::json::exception& error) {
+    return Fail(Error::Corruption(origin + ": " + error.what()));
+  }
+  auto config = ParseRunConfig(saved, origin);
+  if (!config) return Fail(config.error());
+  auto events = (*store)->RunEvents(run->id);
+  if (!events) return Fail(events.error());
+
+  EngineOptions engine_options;
+  engine_options.run_id = run->id;
+  engine_options.graph_id = run->graph_id;
+  engine_options.progress = options.progress;
+  engine_options.spent_evaluations = run->evaluations;
+  engine_options.spent_seconds = ActiveSeconds(*events);
+  if (resume.extra_time) {
+    config->budget.time = config->budget.time.value_or(Seconds(engine_options.spent_seconds)) + *resume.extra_time;
+  }
+  if (resume.extra_evaluations) {
+    config->budget.evaluations =
+        config->budget.evaluations.value_or(engine_options.spent_evaluations) + *resume.extra_evaluations;
+  }
+  auto prepared = Prepare(*config, options);
+  if (!prepared) return Fail(prepared.error());
+  if (auto reopened = (*store)->FinishRun(run->id, "running", ""); !reopened) return Fail(reopened.error());
+  (void)(*store)->AddRunEvent(run->id, "resume",
+                              nlohmann::json{{"spent_evaluations", engine_options.spent_evaluations},
+                                             {"spent_seconds", engine_options.spent_seconds}}
+                                  .dump());
+  if (options.progress) {
+    *options.progress << fmt::format(
+                             "kestrel: resuming run {} on task {} (graph {}): {} evaluations and {:.0f}s spent so far\n",
+                             run->id, run->task_name, run->graph_id, engine_options.spent_evaluations,
+                             engine_options.spent_seconds)
+                      << std::flush;
+  }
+  return Drive(**store, *prepared, *config, engine_options);
 }
 
 }  // namespace kestrel

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/task.h"
@@ -34,6 +35,18 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
 // One mutator per config entry, in order; an unavailable kind is InvalidArgument.
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config);
 
+// Starts a new run.
 Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options);
+
+struct ResumeOptions {
+  std::optional<std::int64_t> run_id;              // default: the newest unfinished run
+  std::optional<Seconds> extra_time;               // extends the time budget
+  std::optional<std::int64_t> extra_evaluations;   // extends the evaluation budget
+};
+
+// Continues a run with its saved config and the budget it has left (time
+// and evaluations already spent are counted); nodes it left in flight are
+// evaluated first. The run keeps its id.
+Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions& options);
 
 }  // namespace kestrel

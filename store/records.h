@@ -32,6 +32,15 @@ struct RunRecord {
   std::optional<double> best_speedup;         // best speedup among this run's measured results
 };
 
+// Something that happened to a run: "start", "stop", "new_best", ...
+struct RunEventRecord {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::int64_t at = 0;
+  std::string kind;
+  std::string detail_json;
+};
+
 // A node of a task's search graph: one candidate.
 struct NodeRecord {
   std::int64_t id = 0;

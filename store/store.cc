@@ -244,6 +244,21 @@ Result<std::vector<RunRecord>> Store::ListRuns() {
   }
 }
 
+Result<std::vector<RunEventRecord>> Store::RunEvents(std::int64_t run_id) {
+  auto select = impl_->Prepare(
+      "RunEvents", "SELECT id, run_id, at, kind, detail_json FROM run_events WHERE run_id = ?1 ORDER BY id");
+  if (!select) return Fail(select.error());
+  (*select)->Bind(1, run_id);
+  std::vector<RunEventRecord> events;
+  for (;;) {
+    auto row = (*select)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) return events;
+    const store::Statement& event = **select;
+    events.push_back({event.Int(0), event.Int(1), event.Int(2), event.Text(3), event.Text(4)});
+  }
+}
+
 Status Store::AddRunEvent(std::int64_t run_id, const std::string& kind, const std::string& detail_json) {
   constexpr std::string_view kOp = "AddRunEvent";
   const std::string detail = detail_json.empty() ? "{}" : detail_json;

@@ -66,6 +66,8 @@ class Store {
   Result<std::vector<RunRecord>> ListRuns();
   // Appends an event stamped now; `detail_json` must be JSON ("" stores {}).
   Status AddRunEvent(std::int64_t run_id, const std::string& kind, const std::string& detail_json);
+  // The run's events, oldest first.
+  Result<std::vector<RunEventRecord>> RunEvents(std::int64_t run_id);
 
   // --- sources (content-addressed) ----------------------------------------
   // Stores `text` under its SHA-256 (once) and returns the hash.

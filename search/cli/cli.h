@@ -43,5 +43,7 @@ void AddShowCommand(CLI::App& app, Cli& cli);
 void AddLineageCommand(CLI::App& app, Cli& cli);
 void AddExportCommand(CLI::App& app, Cli& cli);
 void AddGraphCommand(CLI::App& app, Cli& cli);
+void AddDoctorCommand(CLI::App& app, Cli& cli);
+void AddResumeCommand(CLI::App& app, Cli& cli);
 
 }  // namespace kestrel::cli

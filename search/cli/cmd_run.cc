@@ -56,33 +56,6 @@ Result<RunConfig> BuildConfig(const RunFlags& flags) {
   return config;
 }
 
-void PrintSummary(const RunSummary& summary, bool json) {
-  if (json) {
-    std::cout << nlohmann::json{{"run", summary.run_id},
-                                {"evaluations", summary.evaluations},
-                                {"duplicates", summary.duplicates},
-                                {"outcomes", summary.outcomes},
-                                {"best_node", summary.best_node ? nlohmann::json(*summary.best_node) : nlohmann::json()},
-                                {"best_speedup", summary.best_speedup},
-                                {"stop_reason", summary.stop_reason},
-                                {"seconds", summary.seconds}}
-                     .dump(2)
-              << "\n";
-    return;
-  }
-  std::string outcomes;
-  for (const auto& [outcome, count] : summary.outcomes) outcomes += fmt::format(" {} {}", outcome, count);
-  std::cout << fmt::format("run {} stopped ({}) after {:.0f}s: {} evaluations ({}),{} duplicate proposals skipped\n",
-                           summary.run_id, summary.stop_reason, summary.seconds, summary.evaluations,
-                           outcomes.empty() ? std::string("none") : outcomes.substr(1), " " + std::to_string(summary.duplicates));
-  if (summary.best_node) {
-    std::cout << fmt::format("best: node {} at {} (kestrel show {}; kestrel export {})\n", *summary.best_node,
-                             FormatSpeedup(summary.best_speedup), *summary.best_node, *summary.best_node);
-  } else {
-    std::cout << "no kernel was measured\n";
-  }
-}
-
 }  // namespace
 
 void AddRunCommand(CLI::App& app, Cli& cli) {
@@ -110,7 +83,7 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
     InstallStopHandlers();
     auto summary = RunSearch(*config, options);
     if (!summary) return (void)cli.Report(summary.error());
-    PrintSummary(*summary, flags->json);
+    PrintRunSummary(*summary, flags->json);
     cli.exit_code = summary->interrupted ? kExitInterrupted : kExitOk;
   });
 }

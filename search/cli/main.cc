@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
   AddLineageCommand(app, cli);
   AddExportCommand(app, cli);
   AddGraphCommand(app, cli);
+  AddResumeCommand(app, cli);
+  AddDoctorCommand(app, cli);
 
   try {
     app.parse(argc, argv);

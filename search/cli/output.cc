@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <iostream>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -146,6 +147,34 @@ void PrintMeasurement(std::ostream& out, const Measurement& measurement) {
     table.Print(out);
   }
   if (measurement.outcome != Outcome::kMeasured && !measurement.log.empty()) out << "log:\n" << measurement.log << "\n";
+}
+
+void PrintRunSummary(const RunSummary& summary, bool json) {
+  std::ostream& out = std::cout;
+  if (json) {
+    out << nlohmann::json{{"run", summary.run_id},
+                                {"evaluations", summary.evaluations},
+                                {"duplicates", summary.duplicates},
+                                {"outcomes", summary.outcomes},
+                                {"best_node", summary.best_node ? nlohmann::json(*summary.best_node) : nlohmann::json()},
+                                {"best_speedup", summary.best_speedup},
+                                {"stop_reason", summary.stop_reason},
+                                {"seconds", summary.seconds}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::string outcomes;
+  for (const auto& [outcome, count] : summary.outcomes) outcomes += fmt::format(" {} {}", outcome, count);
+  out << fmt::format("run {} stopped ({}) after {:.0f}s: {} evaluations ({}),{} duplicate proposals skipped\n",
+                           summary.run_id, summary.stop_reason, summary.seconds, summary.evaluations,
+                           outcomes.empty() ? std::string("none") : outcomes.substr(1), " " + std::to_string(summary.duplicates));
+  if (summary.best_node) {
+    out << fmt::format("best: node {} at {} (kestrel show {}; kestrel export {})\n", *summary.best_node,
+                             FormatSpeedup(summary.best_speedup), *summary.best_node, *summary.best_node);
+  } else {
+    out << "no kernel was measured\n";
+  }
 }
 
 }  // namespace kestrel::cli

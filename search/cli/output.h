@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/measurement.h"
+#include "search/engine.h"
 #include "store/records.h"
 
 namespace kestrel::cli {
@@ -38,5 +39,8 @@ nlohmann::json ToJson(const NodeRecord& node, bool with_source);
 
 // A measurement for people: outcome, speedup and a row per shape.
 void PrintMeasurement(std::ostream& out, const Measurement& measurement);
+
+// The end of a run (kestrel run, kestrel resume) on stdout.
+void PrintRunSummary(const RunSummary& summary, bool json);
 
 }  // namespace kestrel::cli
