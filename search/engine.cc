@@ -27,10 +27,12 @@ using Clock = std::chrono::steady_clock;
 
 // Selected work: expand a parent, or evaluate a node already in the graph
 // (a new seed, or a node left in flight by an earlier run).
+// Or repair a failed node its mutator made (kFix; `failure` is its result).
 struct WorkItem {
-  enum class Kind { kExpand, kEvaluate } kind = Kind::kExpand;
+  enum class Kind { kExpand, kEvaluate, kFix } kind = Kind::kExpand;
   NodeId node = 0;
   std::uint64_t rng_seed = 0;
+  std::shared_ptr<const Measurement> failure;  // kFix only
 };
 
 struct Job {
@@ -47,6 +49,13 @@ struct Event {
   Job job;
   Measurement measurement;
   std::string note;
+  // From mutate: the mutator that proposed (index into mutators_, -1: none),
+  // the LLM calls made, whether a decline exhausts the parent, and a stop.
+  int mutator = -1;
+  std::vector<LlmCallRecord> calls;
+  bool exhausted = true;
+  std::vector<std::string> declines;
+  std::vector<std::string> stops;
 };
 
 // The candidate of a graph node, kept in memory so that stages other than
@@ -85,6 +94,12 @@ class Engine::Impl {
   WorkItem Next(tbb::flow_control& control);
   std::optional<std::string> StopReasonLocked() const;
   Event Mutate(const WorkItem& item);
+  // Fills the context fields of `parent` (lineage, inspirations...). Locked.
+  void FillContextLocked(ParentView& parent) const;
+  // Stores the calls of a mutate event, naming `node` when there is one.
+  void StoreCalls(Event& event, std::optional<NodeId> node);
+  // Queues a fix of a failed node when its mutator can fix and rounds remain.
+  void MaybeQueueFix(const Job& job, const Measurement& measurement);
   // Record body: the only writer of store_ and graph_. Returns what goes on.
   enum class Route { kBuild, kMeasure, kDone };
   Route Record(Event& event, Job& out);
@@ -107,6 +122,10 @@ class Engine::Impl {
   std::unordered_map<NodeId, CandidateRef> candidates_;
   std::unordered_map<std::string, std::shared_ptr<const std::string>> sources_;  // by hash
   std::deque<NodeId> pending_;
+  std::deque<WorkItem> fixes_;                     // fix items waiting for select
+  std::unordered_map<NodeId, int> made_by_;        // mutator index of nodes made by this run
+  std::unordered_map<NodeId, int> fix_depth_;      // fix edges on the way to a node made by this run
+  std::deque<std::string> recent_failures_;        // newest last, a few
   std::mt19937_64 rng_;
   int in_flight_ = 0;          // work items between select and their release
   int unstarted_ = 0;          // of those, the ones not yet sent to build
@@ -185,14 +204,21 @@ WorkItem Engine::Impl::Next(tbb::flow_control& control) {
       pending_.pop_front();
       ++in_flight_;
       ++unstarted_;
-      return {WorkItem::Kind::kEvaluate, node, rng_()};
+      return {WorkItem::Kind::kEvaluate, node, rng_(), nullptr};
+    }
+    if (budget_left && !fixes_.empty()) {
+      WorkItem fix = std::move(fixes_.front());
+      fixes_.pop_front();
+      ++in_flight_;
+      ++unstarted_;
+      return fix;
     }
     if (budget_left) {
       if (auto parent = strategy_->Select(graph_, rng_)) {
         graph_.NoteExpansion(*parent);
         ++in_flight_;
         ++unstarted_;
-        return {WorkItem::Kind::kExpand, *parent, rng_()};
+        return {WorkItem::Kind::kExpand, *parent, rng_(), nullptr};
       }
     }
     if (in_flight_ == 0) {
@@ -213,15 +239,44 @@ Event Engine::Impl::Mutate(const WorkItem& item) {
   }
   try {
     ParentView parent{item.node, {}};
+    const bool wants_context = std::any_of(mutators_.begin(), mutators_.end(),
+                                           [](const auto& mutator) { return mutator->WantsContext(); });
     {
       std::lock_guard lock(mutex_);
       const CandidateRef& ref = candidates_.at(item.node);
       parent.candidate = {*ref.source, ref.knobs, evaluator_.Toolchain(), evaluator_.Flags()};
+      if (wants_context && item.kind == WorkItem::Kind::kExpand) FillContextLocked(parent);
     }
     const IsKnown is_known = [this](const std::string& identity) {
       std::lock_guard lock(mutex_);
       return graph_.FindByIdentity(identity).has_value();
     };
+    const auto take = [&event](MutationResult& result, int index) {
+      for (auto& call : result.calls) event.calls.push_back(std::move(call));
+      if (!result.stop_reason.empty()) event.stops.push_back(result.stop_reason);
+      if (result.proposal) {
+        event.kind = Event::Kind::kProposed;
+        event.proposal = std::move(result.proposal);
+        event.mutator = index;
+        return true;
+      }
+      if (!result.note.empty()) event.declines.push_back(result.note);
+      event.exhausted = event.exhausted && result.exhausted;
+      return false;
+    };
+    event.kind = Event::Kind::kDeclined;
+    if (item.kind == WorkItem::Kind::kFix) {
+      int index = -1;
+      {
+        std::lock_guard lock(mutex_);
+        index = made_by_.at(item.node);
+      }
+      MutationResult result = mutators_[static_cast<std::size_t>(index)]->Fix(parent, *item.failure, is_known);
+      if (result.proposal) result.proposal->edge_kind = "fix";
+      take(result, index);
+      event.exhausted = false;  // a failed node is never expanded anyway
+      return event;
+    }
     std::mt19937_64 rng(item.rng_seed);
     // Mutators in a random order drawn by weight: the first that does not decline wins.
     std::vector<double> weights;
@@ -233,13 +288,9 @@ Event Engine::Impl::Mutate(const WorkItem& item) {
       weights[order.back()] = 0;
     }
     for (std::size_t index : order) {
-      if (auto proposal = mutators_[index]->Propose(parent, rng, is_known)) {
-        event.kind = Event::Kind::kProposed;
-        event.proposal = std::move(*proposal);
-        return event;
-      }
+      MutationResult result = mutators_[index]->Expand(parent, rng, is_known);
+      if (take(result, static_cast<int>(index))) return event;
     }
-    event.kind = Event::Kind::kDeclined;
   } catch (const std::exception& error) {
     event.kind = Event::Kind::kDeclined;
     event.note = std::string("mutator failed: ") + error.what();
@@ -268,7 +319,12 @@ Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
       ++started_;
       return Route::kBuild;
     case Event::Kind::kDeclined:
-      strategy_->MarkExhausted(event.parent);
+      StoreCalls(event, std::nullopt);
+      if (event.exhausted) strategy_->MarkExhausted(event.parent);
+      for (const std::string& note : event.declines) {
+        (void)store_.AddRunEvent(options_.run_id, "mutator_declined",
+                                 nlohmann::json{{"parent", event.parent}, {"reason", note}}.dump());
+      }
       if (!event.note.empty()) {
         (void)store_.AddRunEvent(options_.run_id, "mutator_error",
                                  nlohmann::json{{"parent", event.parent}, {"error", event.note}}.dump());
@@ -282,6 +338,7 @@ Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
         EdgeRecord edge{event.parent, *existing, "duplicate", options_.run_id, proposal.mutation, 0};
         if (auto status = store_.AddEdge(edge); !status) Fatal(status.error());
         graph_.AddDerivation(event.parent, *existing, "duplicate");
+        StoreCalls(event, *existing);
         ++summary_.duplicates;
         return Route::kDone;
       }
@@ -308,6 +365,12 @@ Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
       record.id = *id;
       graph_.AddNode(ToGraphNode(record));
       graph_.AddDerivation(event.parent, *id, proposal.edge_kind);
+      StoreCalls(event, *id);
+      if (event.mutator >= 0) made_by_[*id] = event.mutator;
+      if (proposal.edge_kind == "fix") {
+        const auto parent_depth = fix_depth_.find(event.parent);
+        fix_depth_[*id] = (parent_depth == fix_depth_.end() ? 0 : parent_depth->second) + 1;
+      }
       out = Job{*id, std::move(proposal.candidate), {}};
       ++started_;
       return Route::kBuild;
@@ -344,7 +407,57 @@ void Engine::Impl::RecordResult(const Job& job, const Measurement& measurement) 
     ++since_best_;
   }
   if (config_.budget.plateau && since_best_ >= *config_.budget.plateau && !stop_reason_) stop_reason_ = "plateau";
+  MaybeQueueFix(job, measurement);
   Progress(job, measurement);
+}
+
+void Engine::Impl::MaybeQueueFix(const Job& job, const Measurement& measurement) {
+  const Outcome outcome = measurement.outcome;
+  if (outcome == Outcome::kMeasured) return;
+  recent_failures_.push_back(fmt::format("{}: {} ({})", graph_.Node(job.node).mutation, ToString(outcome),
+                                         FirstLine(measurement.reason).substr(0, 160)));
+  if (recent_failures_.size() > 5) recent_failures_.pop_front();
+  if (outcome != Outcome::kBuildFailed && outcome != Outcome::kWrong && outcome != Outcome::kCrashed) return;
+  const auto made_by = made_by_.find(job.node);
+  if (made_by == made_by_.end() || !mutators_[static_cast<std::size_t>(made_by->second)]->CanFix()) return;
+  const auto depth = fix_depth_.find(job.node);
+  if ((depth == fix_depth_.end() ? 0 : depth->second) >= config_.max_fix_rounds) return;
+  fixes_.push_back({WorkItem::Kind::kFix, job.node, rng_(), std::make_shared<const Measurement>(measurement)});
+}
+
+void Engine::Impl::StoreCalls(Event& event, std::optional<NodeId> node) {
+  for (const std::string& stop : event.stops) {
+    (void)store_.AddRunEvent(options_.run_id, "mutator_stopped", nlohmann::json{{"reason", stop}}.dump());
+    if (options_.progress) *options_.progress << "kestrel: " << stop << "; the search goes on without it\n" << std::flush;
+  }
+  for (LlmCallRecord& call : event.calls) {
+    call.run_id = options_.run_id;
+    call.node_id = node;
+    if (auto id = store_.AddLlmCall(call); !id) Fatal(id.error());
+  }
+  event.calls.clear();
+  event.stops.clear();
+}
+
+void Engine::Impl::FillContextLocked(ParentView& parent) const {
+  const auto result_of = [this](NodeId id) {
+    const GraphNode& node = graph_.Node(id);
+    if (node.status == NodeStatus::kMeasured && node.speedup) return fmt::format("{:.2f}x", *node.speedup);
+    return std::string(ToString(node.status));
+  };
+  parent.measurement = result_of(parent.id) + " speedup over the reference";
+  for (NodeId id : graph_.Lineage(parent.id)) {
+    parent.lineage.push_back({graph_.Node(id).mutation, result_of(id)});
+  }
+  for (NodeId id : graph_.Best(4)) {
+    if (id == parent.id || parent.inspirations.size() >= 2) continue;
+    const auto ref = candidates_.find(id);
+    if (ref != candidates_.end() && *ref->second.source != parent.candidate.source) {
+      parent.inspirations.push_back(fmt::format("// {} ({})\n{}", graph_.Node(id).mutation, result_of(id),
+                                                *ref->second.source));
+    }
+  }
+  parent.recent_failures.assign(recent_failures_.begin(), recent_failures_.end());
 }
 
 void Engine::Impl::Progress(const Job& job, const Measurement& measurement) {

@@ -11,6 +11,12 @@
 // limiter caps the candidates in flight, so selection always sees a graph at
 // most a few results stale. Failures travel as values; no exception escapes
 // a stage.
+//
+// Fix loop: a node a fixing mutator (the LLM's) made that ends build_failed,
+// wrong or crashed, with fewer than max_fix_rounds `fix` edges above it, is
+// queued for that mutator's Fix; select hands it out before new expansions and
+// the repair becomes a node under a `fix` edge. LLM calls travel with their
+// mutate event and are stored by record, with the node they produced.
 
 #include <cstdint>
 #include <iosfwd>

@@ -1,10 +1,14 @@
 #pragma once
-// Mutator: proposes a variant of a parent node (ARCHITECTURE.md). Knob moves
-// today; LLM rewrites and fixes later. A mutator may decline (nullopt): for
-// example when every knob neighbour of the parent is already in the graph.
+// Mutator: proposes a variant of a parent node (ARCHITECTURE.md): knob moves
+// (knob_mutator.cc), LLM rewrites and fixes (llm_mutator.h). A mutator may
+// decline (nullopt): for example when every knob neighbour of the parent is
+// already in the graph.
 //
-// Thread-safety: Propose may be called concurrently for different parents;
-// `is_known` is safe to call from any thread.
+// The engine calls Expand (and Fix for a failed node the mutator made); their
+// defaults wrap Propose, so a simple mutator implements Propose only.
+//
+// Thread-safety: Propose, Expand and Fix may be called concurrently for
+// different parents; `is_known` is safe to call from any thread.
 
 #include <functional>
 #include <memory>
@@ -13,8 +17,12 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "core/candidate.h"
+#include "core/measurement.h"
 #include "graph/search_graph.h"
+#include "store/records.h"
 
 namespace kestrel {
 
@@ -24,9 +32,31 @@ struct Proposal {
   std::string edge_kind = "derive";  // derive | fix
 };
 
+// One step of a lineage, seed first: how a node was made and what it gave.
+struct LineageEntry {
+  std::string mutation;  // "seed:seed.cpp", "knob UNROLL 2->4", "llm:model:vectorize"
+  std::string result;    // "1.80x", "build_failed (reason)", "not measured"
+};
+
 struct ParentView {
   NodeId id = 0;
   Candidate candidate;  // with its source text
+  // Filled only for mutators whose WantsContext() is true:
+  std::string measurement{};                   // the parent's latest result, one line
+  std::vector<LineageEntry> lineage{};         // seed first, the parent last
+  std::vector<std::string> inspirations{};     // sources of other strong nodes
+  std::vector<std::string> recent_failures{};  // short reasons of recent failures
+};
+
+// What the engine records for one mutator call: the proposal (or a decline),
+// and every LLM call made, which the record stage stores in the same step as
+// the node (node_id and run_id are filled in there).
+struct MutationResult {
+  std::optional<Proposal> proposal;
+  std::vector<LlmCallRecord> calls;
+  std::string note;         // why it declined, when worth a run event
+  bool exhausted = true;    // declined: nothing more to try for this parent
+  std::string stop_reason;  // non-empty: this mutator stopped for the rest of the run (why)
 };
 
 // True when a candidate identity is already a node of the graph.
@@ -38,6 +68,20 @@ class Mutator {
   virtual std::string_view Kind() const = 0;
   virtual std::optional<Proposal> Propose(const ParentView& parent, std::mt19937_64& rng,
                                           const IsKnown& is_known) = 0;
+  // Whether Expand wants ParentView's context fields (they cost a graph walk).
+  virtual bool WantsContext() const { return false; }
+  // A variant of `parent`; the default wraps Propose.
+  virtual MutationResult Expand(const ParentView& parent, std::mt19937_64& rng, const IsKnown& is_known) {
+    return {Propose(parent, rng, is_known), {}, "", true, ""};
+  }
+  // Whether Fix can repair failed nodes this mutator made.
+  virtual bool CanFix() const { return false; }
+  // A repair of `failed`, which ended with `measurement`; proposals use the
+  // "fix" edge kind. The default declines.
+  virtual MutationResult Fix(const ParentView& failed, const Measurement& measurement, const IsKnown& is_known) {
+    (void)failed, (void)measurement, (void)is_known;
+    return {};
+  }
 };
 
 // Moves one knob of the parent to another declared value, preferring the

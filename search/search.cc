@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/host.h"
+#include "search/llm_mutator.h"
 #include "store/store.h"
 
 namespace kestrel {
@@ -36,12 +37,23 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
   return MakeCpuEvaluator(task, options);
 }
 
-Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config) {
+Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
+                                                           const HostInfo& host) {
   std::vector<std::unique_ptr<Mutator>> mutators;
+  auto spend = std::make_shared<SpendAccount>(config.budget.usd);
+  auto shared_task = std::make_shared<const Task>(task);
   for (std::size_t i = 0; i < config.mutators.size(); ++i) {
     const MutatorConfig& mutator = config.mutators[i];
     if (mutator.kind == "knob") {
       mutators.push_back(MakeKnobMutator());
+    } else if (mutator.kind == "llm") {
+      // The key lives in the client only: never in the config, the store or a message.
+      auto key = ReadApiKey(mutator.api_key_env);
+      if (!key) return Fail(key.error().WithContext(fmt::format("mutators[{}]", i)));
+      auto client = LlmClient::Make(EndpointFor(mutator, std::move(*key)));
+      if (!client) return Fail(client.error().WithContext(fmt::format("mutators[{}]", i)));
+      mutators.push_back(MakeLlmMutator(mutator, std::shared_ptr<LlmClient>(std::move(*client)),
+                                        LlmContext{shared_task, host, config.evaluator.threads, spend}));
     } else {
       return Fail(Error::InvalidArgument(fmt::format(
           "mutators[{}]: the '{}' mutator is not available in this build yet; use {{\"kind\": \"knob\"}}", i,
@@ -69,7 +81,7 @@ Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options) 
     return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
   }
   prepared.task = std::move(*task);
-  auto mutators = MakeMutators(config);
+  auto mutators = MakeMutators(config, prepared.task, DetectHost());
   if (!mutators) return Fail(mutators.error());
   prepared.mutators = std::move(*mutators);
   auto strategy = MakeStrategy(config.strategy);
@@ -96,21 +108,23 @@ Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& conf
 // Seconds a run was active in earlier sessions: from each "start" to its
 // "stop", or to the last event of a session that was killed.
 double ActiveSeconds(const std::vector<RunEventRecord>& events) {
+  constexpr std::int64_t kNone = -1;
   double total = 0.0;
-  std::optional<std::int64_t> session_start;
+  std::int64_t session_start = kNone;
   std::int64_t last = 0;
+  const auto close_session = [&](std::int64_t end) {
+    if (session_start != kNone) total += static_cast<double>(end - session_start) / 1000.0;
+    session_start = kNone;
+  };
   for (const RunEventRecord& event : events) {
     if (event.kind == "start") {
-      if (session_start) total += static_cast<double>(last - *session_start) / 1000.0;
+      close_session(last);  // a session killed before its "stop"
       session_start = event.at;
     }
     last = event.at;
-    if (event.kind == "stop" && session_start) {
-      total += static_cast<double>(event.at - *session_start) / 1000.0;
-      session_start.reset();
-    }
+    if (event.kind == "stop") close_session(event.at);
   }
-  if (session_start) total += static_cast<double>(last - *session_start) / 1000.0;
+  close_session(last);
   return total;
 }
 

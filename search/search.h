@@ -33,7 +33,11 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
                                                  const std::filesystem::path& runner_path);
 
 // One mutator per config entry, in order; an unavailable kind is InvalidArgument.
-Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config);
+// An llm entry reads its API key from the environment (api_key_env) now: a
+// missing key is InvalidArgument naming the variable. `task` and `host` go
+// into the LLM prompts; the llm mutators share one spend account (budget.usd).
+Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
+                                                           const HostInfo& host);
 
 // Starts a new run.
 Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options);

@@ -49,7 +49,7 @@ class Harness {
     run.config_json = ToJson(config).dump();
     last_run_ = Must(store_->CreateRun(run));
     auto strategy = Must(MakeStrategy(config.strategy));
-    auto mutators = Must(MakeMutators(config));
+    auto mutators = Must(MakeMutators(config, task_, evaluator.Host()));
     Engine engine(*store_, task_, evaluator, config, std::move(mutators), std::move(strategy),
                   EngineOptions{last_run_, graph_id_, host_id, progress});
     return engine.Run();
@@ -67,6 +67,7 @@ class Harness {
   }
 
   Store& store() { return *store_; }
+  std::filesystem::path db_path() const { return dir_ / "kestrel.db"; }
   const Task& task() const { return task_; }
   std::int64_t graph_id() const { return graph_id_; }
   std::int64_t last_run() const { return last_run_; }
