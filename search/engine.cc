@@ -380,6 +380,11 @@ Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
         Fatal(status.error());
       }
       graph_.SetResult(event.job.node, NodeStatus::kBuilt, std::nullopt);
+      if (const auto reason = StopReasonLocked(); reason && *reason == "time") {
+        // Out of time: not measured now; it stays `built`, and the next run of
+        // the task (or kestrel resume) measures it first.
+        return Route::kDone;
+      }
       out = std::move(event.job);
       return Route::kMeasure;
     case Event::Kind::kMeasured:
