@@ -33,6 +33,9 @@ struct ShapeTiming {
   double speedup = 0.0;  // reference.median / candidate.median
   double gflops = 0.0;   // 0 when the task has no flops formula
   double gbps = 0.0;     // 0 when the task has no bytes formula
+  // The roofline time (core/roofline.h) over the candidate's median: 1 is the
+  // hardware's limit; 0 when the host is not calibrated or the task has no formulas.
+  double roofline_fraction = 0.0;
 };
 
 // The worst elementwise disagreements with the reference, for the log and
@@ -53,6 +56,7 @@ struct Measurement {
   std::vector<ShapeTiming> shapes;  // measured only
   std::vector<Mismatch> mismatches;  // wrong only
   double speedup = 0.0;             // geometric mean over shapes; measured only
+  double roofline_fraction = 0.0;   // geometric mean over shapes; 0 when unknown
   double build_seconds = 0.0;
   double eval_seconds = 0.0;
   int input_sets = 0;      // independent input sets checked per shape

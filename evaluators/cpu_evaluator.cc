@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "evaluators/calibration.h"
 #include "evaluators/compare.h"
 #include "evaluators/compiler.h"
 #include "evaluators/shim.h"
@@ -318,7 +319,73 @@ Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build) {
   }
   measured.speedup = GeomeanSpeedup(measured.shapes);
   measured.log += log;
+  return CheckPlausible(std::move(measured));
+}
+
+int CpuEvaluator::FillRooflineFractions(Measurement& measured) const {
+  std::lock_guard lock(calibration_mutex_);
+  double log_sum = 0.0;
+  int fractions = 0;
+  int flagged = -1;
+  measured.roofline_fraction = 0.0;
+  for (std::size_t s = 0; s < measured.shapes.size(); ++s) {
+    ShapeTiming& timing = measured.shapes[s];
+    timing.roofline_fraction = 0.0;
+    const double bound = RooflineSeconds(calibration_, host_, task_.Flops(timing.shape), task_.Bytes(timing.shape));
+    if (bound <= 0 || timing.candidate.median <= 0) continue;
+    timing.roofline_fraction = bound / timing.candidate.median;
+    log_sum += std::log(timing.roofline_fraction);
+    ++fractions;
+    if (flagged < 0 && timing.roofline_fraction > kImplausibleFraction) flagged = static_cast<int>(s);
+  }
+  if (fractions > 0) measured.roofline_fraction = std::exp(log_sum / fractions);
+  return flagged;
+}
+
+Measurement CpuEvaluator::CheckPlausible(Measurement measured) {
+  int flagged = FillRooflineFractions(measured);
+  if (flagged >= 0) {
+    bool recalibrate = false;
+    {
+      std::lock_guard lock(calibration_mutex_);
+      recalibrate = !recalibrated_;
+      recalibrated_ = true;
+    }
+    if (recalibrate) {
+      if (auto fresh = Calibrate(); fresh) {
+        SetCalibration(Merge(*fresh, [this] {
+          std::lock_guard lock(calibration_mutex_);
+          return calibration_;
+        }()));
+        flagged = FillRooflineFractions(measured);
+      }
+    }
+  }
+  if (flagged >= 0) {
+    const ShapeTiming& timing = measured.shapes[static_cast<std::size_t>(flagged)];
+    const double bound = timing.roofline_fraction * timing.candidate.median;
+    measured.outcome = Outcome::kRejected;
+    measured.reason = "implausible: shape " + timed_shapes_[static_cast<std::size_t>(flagged)].label + " ran in " +
+                      Number(timing.candidate.median * 1e6) + " us, " + Number(timing.roofline_fraction) +
+                      "x faster than this host's roofline allows (" + Number(bound * 1e6) +
+                      " us at its measured peak FLOP/s and bandwidth)";
+    return measured;
+  }
+  if (measured.speedup > options_.max_speedup) {
+    measured.outcome = Outcome::kRejected;
+    measured.reason = "implausible: speedup " + Number(measured.speedup) + " is above the cap of " +
+                      Number(options_.max_speedup) + " (evaluator.max_speedup)";
+  }
   return measured;
+}
+
+void CpuEvaluator::SetCalibration(const Calibration& calibration) {
+  std::lock_guard lock(calibration_mutex_);
+  calibration_ = calibration;
+}
+
+Result<Calibration> CpuEvaluator::Calibrate() {
+  return MeasureCalibration(options_.compiler, options_.threads, host_, work_dir_ / "calibration");
 }
 
 Result<std::unique_ptr<Evaluator>> MakeCpuEvaluator(const Task& task, const CpuEvaluatorOptions& options) {

@@ -47,6 +47,8 @@ class CpuEvaluator final : public Evaluator {
   std::string Toolchain() const override { return toolchain_; }
   std::vector<std::string> Flags() const override { return options_.flags; }
   const HostInfo& Host() const override { return host_; }
+  Result<Calibration> Calibrate() override;
+  void SetCalibration(const Calibration& calibration) override;
 
  private:
   // One run of the runner: the parsed result, or the Measurement that ends
@@ -67,6 +69,16 @@ class CpuEvaluator final : public Evaluator {
   Measurement MeasureBuilt(const BuildResult& build);
   Status PrepareTimedRecheck();
   Measurement RecheckTimedOutputs(const Job& time, std::string log) const;
+  // Fills the roofline fractions of a measured result and rejects it when it
+  // is implausible (faster than the roofline allows, or above the speedup cap).
+  // The first time a result would be rejected by the roofline, the host is
+  // calibrated again (a calibration taken on a busy machine is low) and the
+  // larger figures of the two are kept, so that only a result faster than
+  // both calibrations is rejected.
+  Measurement CheckPlausible(Measurement measured);
+  // Roofline fractions of every shape with the current calibration; the index
+  // of the first shape above kImplausibleFraction, or -1.
+  int FillRooflineFractions(Measurement& measured) const;
   Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
   JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const;
   std::filesystem::path NewEvalDir();
@@ -78,6 +90,9 @@ class CpuEvaluator final : public Evaluator {
   std::filesystem::path runner_;
   std::string toolchain_;
   HostInfo host_;
+  mutable std::mutex calibration_mutex_;
+  Calibration calibration_;        // none until SetCalibration; guarded by calibration_mutex_
+  bool recalibrated_ = false;      // guarded by calibration_mutex_
   std::vector<JobShape> all_shapes_;    // timed then check shapes
   std::vector<JobShape> timed_shapes_;
   BuildResult reference_build_;

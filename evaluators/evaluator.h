@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/host.h"
 #include "core/measurement.h"
+#include "core/roofline.h"
 #include "core/task.h"
 
 namespace kestrel {
@@ -43,6 +44,14 @@ class Evaluator {
   virtual std::string Toolchain() const = 0;
   virtual std::vector<std::string> Flags() const = 0;
   virtual const HostInfo& Host() const = 0;
+  // Measures this host's roofline (peak FLOP/s, bandwidths). Default: the
+  // evaluator has no way to (NotFound).
+  virtual Result<Calibration> Calibrate() { return Fail(Error::NotFound("this evaluator cannot calibrate its host")); }
+  // The roofline later measurements are judged against: each reports its
+  // fraction of it, and one faster than kImplausibleFraction of it is
+  // rejected as implausible. Without one (the default) fractions are 0.
+  // Call before the first Measure.
+  virtual void SetCalibration(const Calibration& calibration) { (void)calibration; }
 };
 
 struct CpuEvaluatorOptions {
@@ -52,6 +61,7 @@ struct CpuEvaluatorOptions {
   double min_time_s = 0.5;        // per shape, per kernel (candidate and reference each)
   int min_samples = 10;           // per shape, per kernel
   int input_sets = 3;             // independent input sets checked per shape
+  double max_speedup = 1000.0;    // a higher speedup is rejected as implausible
   std::uint64_t seed = 1;         // input seed; the candidate never sees it
   double build_timeout_s = 120;   // compiler wall clock
   double run_timeout_s = 60;      // runner wall clock per invocation

@@ -7,7 +7,11 @@
 //     └───────────── limiter.decrement ◀── record (a result, a duplicate, a decline)
 //
 // `record` is serial and is the only writer of the Store and the SearchGraph;
-// each node state change (proposed, built, outcome) is one transaction. The
+// each node state change (proposed, built, outcome) is one transaction, and
+// after each released item the run's state (selection count, strategy state,
+// queued fixes) is saved with it, so `kestrel resume` continues the same
+// random stream and strategy. Selection k draws from its own generator,
+// seeded from (config seed, run id, k). The
 // limiter caps the candidates in flight, so selection always sees a graph at
 // most a few results stale. Failures travel as values; no exception escapes
 // a stage.
@@ -17,6 +21,10 @@
 // queued for that mutator's Fix; select hands it out before new expansions and
 // the repair becomes a node under a `fix` edge. LLM calls travel with their
 // mutate event and are stored by record, with the node they produced.
+//
+// Budgets: time, evaluations, usd (LLM spend, calls in flight reserved by the
+// mutators) and plateau. Any stop but the evaluation budget cancels the LLM
+// calls in flight (Mutator::Cancel).
 
 #include <cstdint>
 #include <iosfwd>
@@ -30,6 +38,7 @@
 #include "evaluators/evaluator.h"
 #include "graph/search_graph.h"
 #include "search/mutator.h"
+#include "search/progress.h"
 #include "search/run_config.h"
 #include "search/strategy.h"
 #include "store/store.h"
@@ -40,10 +49,16 @@ struct EngineOptions {
   std::int64_t run_id = 0;
   std::int64_t graph_id = 0;
   std::int64_t host_id = 0;
-  std::ostream* progress = nullptr;  // one line per result; nullptr: quiet
+  std::ostream* progress = nullptr;  // nullptr: quiet
+  ProgressMode progress_mode = ProgressMode::kEachResult;
+  double log_interval_s = 10.0;  // kInterval: seconds between status lines
   // Budget already spent by earlier sessions of the same run (kestrel resume).
   std::int64_t spent_evaluations = 0;
   double spent_seconds = 0.0;
+  double spent_usd = 0.0;
+  // The run's saved state (RunRecord::state_json) to continue from; "" or
+  // "{}": a new run.
+  std::string saved_state;
 };
 
 struct RunSummary {
@@ -53,7 +68,7 @@ struct RunSummary {
   std::map<std::string, std::int64_t> outcomes;
   std::optional<NodeId> best_node;  // best measured node of the graph
   double best_speedup = 0.0;
-  std::string stop_reason;  // time | evaluations | plateau | exhausted | signal | error: ...
+  std::string stop_reason;  // time | evaluations | usd | plateau | exhausted | signal | error: ...
   bool interrupted = false;  // stopped by a signal
   double seconds = 0.0;
 };

@@ -63,6 +63,7 @@ class LlmMutator final : public Mutator {
   std::string_view Kind() const override { return "llm"; }
   bool WantsContext() const override { return true; }
   bool CanFix() const override { return true; }
+  void Cancel() override { cancelled_.store(true); }
 
   std::optional<Proposal> Propose(const ParentView& parent, std::mt19937_64& rng, const IsKnown& is_known) override {
     return Expand(parent, rng, is_known).proposal;
@@ -109,14 +110,20 @@ class LlmMutator final : public Mutator {
     const double estimate = (static_cast<double>(prompt_chars) / 4.0 * config_.price_input_per_mtok +
                              static_cast<double>(config_.max_tokens) * config_.price_output_per_mtok) /
                             1e6;
+    if (cancelled_.load()) {
+      result.note = "llm " + config_.model + ": the run is stopping; no call made";
+      return result;
+    }
     if (!context_.spend->Reserve(estimate)) {
       result.exhausted = true;
+      result.budget_spent = true;
       result.note = fmt::format("llm {}: the usd budget would be exceeded (spent {:.4f})", config_.model,
                                 context_.spend->spent());
       return result;
     }
     LlmRequest cancellable = request;
-    cancellable.cancelled = [] { return StopRequested(); };  // a signal ends the wait, not only selection
+    // A signal or the engine's stop (time, budget) ends the call, not only selection.
+    cancellable.cancelled = [this] { return cancelled_.load() || StopRequested(); };
     const LlmResponse response = client_->Complete(cancellable);
     context_.spend->Settle(estimate, response.cost_usd);
 
@@ -170,6 +177,7 @@ class LlmMutator final : public Mutator {
   std::shared_ptr<LlmClient> client_;
   LlmContext context_;
   std::atomic<bool> stopped_{false};
+  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace

@@ -28,7 +28,9 @@ namespace kestrel {
 // The run's LLM spend, shared by every LLM mutator of a run. Thread-safe.
 class SpendAccount {
  public:
-  explicit SpendAccount(std::optional<double> budget_usd) : budget_(budget_usd) {}
+  // `spent_usd`: spent by earlier sessions of the run (kestrel resume).
+  explicit SpendAccount(std::optional<double> budget_usd, double spent_usd = 0.0)
+      : budget_(budget_usd), spent_(spent_usd) {}
   // Reserves `estimate` USD for a call; false (nothing reserved) when the
   // spent plus reserved amount would exceed the budget.
   bool Reserve(double estimate);
@@ -39,7 +41,7 @@ class SpendAccount {
  private:
   mutable std::mutex mutex_;
   std::optional<double> budget_;
-  double spent_ = 0.0;
+  double spent_;
   double reserved_ = 0.0;
 };
 

@@ -57,6 +57,7 @@ struct MutationResult {
   std::string note;         // why it declined, when worth a run event
   bool exhausted = true;    // declined: nothing more to try for this parent
   std::string stop_reason;  // non-empty: this mutator stopped for the rest of the run (why)
+  bool budget_spent = false;  // declined because the run's usd budget is spent: the run stops
 };
 
 // True when a candidate identity is already a node of the graph.
@@ -74,6 +75,9 @@ class Mutator {
   virtual MutationResult Expand(const ParentView& parent, std::mt19937_64& rng, const IsKnown& is_known) {
     return {Propose(parent, rng, is_known), {}, "", true, ""};
   }
+  // The engine is stopping: calls in flight end now (they decline). Thread-safe;
+  // later calls decline at once. The default does nothing.
+  virtual void Cancel() {}
   // Whether Fix can repair failed nodes this mutator made.
   virtual bool CanFix() const { return false; }
   // A repair of `failed`, which ended with `measurement`; proposals use the

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "search/json_fields.h"
+#include "search/strategy.h"
 
 namespace kestrel {
 namespace {
@@ -17,8 +18,13 @@ constexpr std::int64_t kHugeInt = std::numeric_limits<std::int64_t>::max();
 
 Status ParseStrategy(const json& object, const std::string& origin, StrategyConfig& out) {
   JsonFields fields(object, origin, "strategy");
-  fields.OneOf("name", out.name, {"graph-ucb", "greedy", "random"});
+  fields.OneOf("name", out.name, StrategyNames());
   fields.Number("exploration", out.exploration, 0.0, 100.0);
+  fields.Number("subtree_weight", out.subtree_weight, 0.0, 1.0);
+  fields.Integer("beam_width", out.beam_width, 1, 1'000'000);
+  fields.Integer("keep_factor", out.keep_factor, 1, 1'000'000);
+  fields.Integer("islands", out.islands, 1, 1024);
+  fields.Integer("migration_interval", out.migration_interval, 1, 1'000'000'000);
   return fields.Finish();
 }
 
@@ -57,6 +63,7 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
   fields.Integer("min_samples", out.min_samples, 1, 1'000'000);
   fields.Integer("input_sets", out.input_sets, 1, 100);
   fields.Number("timeout_s", out.timeout_s, 0.1, 86400.0);
+  fields.Number("max_speedup", out.max_speedup, 1.0, 1e9);
   if (out.compiler.empty()) fields.Fail("compiler", "a compiler command");
   return fields.Finish();
 }
@@ -99,6 +106,18 @@ Status ParseParallel(const json& object, const std::string& origin, ParallelConf
   fields.Integer("measure_slots", out.measure_slots, 1, 1024);
   fields.Integer("max_in_flight", out.max_in_flight, 0, 100000);
   return fields.Finish();
+}
+
+// The name, the exploration constant (as configs have always stated it) and
+// the parameters the named strategy reads.
+json ToJson(const StrategyConfig& strategy) {
+  json out = {{"name", strategy.name}, {"exploration", strategy.exploration}};
+  if (strategy.name == "graph-ucb" || strategy.name == "islands") out["subtree_weight"] = strategy.subtree_weight;
+  if (strategy.name == "beam") out.update({{"beam_width", strategy.beam_width}, {"keep_factor", strategy.keep_factor}});
+  if (strategy.name == "islands") {
+    out.update({{"islands", strategy.islands}, {"migration_interval", strategy.migration_interval}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -194,7 +213,7 @@ json ToJson(const RunConfig& config) {
   if (config.budget.plateau) budget["plateau"] = *config.budget.plateau;
   return {
       {"task", config.task},
-      {"strategy", {{"name", config.strategy.name}, {"exploration", config.strategy.exploration}}},
+      {"strategy", ToJson(config.strategy)},
       {"mutators", mutators},
       {"evaluator", {{"kind", config.evaluator.kind},
                      {"compiler", config.evaluator.compiler},
@@ -202,6 +221,7 @@ json ToJson(const RunConfig& config) {
                      {"threads", config.evaluator.threads},
                      {"min_time", config.evaluator.min_time_s},
                      {"min_samples", config.evaluator.min_samples},
+                     {"max_speedup", config.evaluator.max_speedup},
                      {"input_sets", config.evaluator.input_sets},
                      {"timeout_s", config.evaluator.timeout_s}}},
       {"budget", budget},

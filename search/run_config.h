@@ -16,9 +16,16 @@
 
 namespace kestrel {
 
+// The strategy and its parameters (search/strategy.h, docs/STRATEGIES.md).
+// Every field is accepted whatever the name; each strategy reads its own.
 struct StrategyConfig {
-  std::string name = "graph-ucb";  // graph-ucb | greedy | random
-  double exploration = 1.0;        // UCB exploration constant
+  std::string name = "graph-ucb";  // graph-ucb | beam | greedy | islands | random
+  double exploration = 1.0;        // graph-ucb, islands: c, the UCB exploration constant
+  double subtree_weight = 0.5;     // graph-ucb, islands: 1 - a, the weight of the subtree's best speedup
+  int beam_width = 4;              // beam: W, the nodes kept per generation
+  int keep_factor = 2;             // beam: k, expansions of each kept node per generation
+  int islands = 4;                 // islands: N, the populations
+  int migration_interval = 10;     // islands: selections between migrations
 };
 
 struct MutatorConfig {
@@ -43,6 +50,7 @@ struct EvaluatorConfig {
   int min_samples = 10;
   int input_sets = 3;
   double timeout_s = 60;  // per runner invocation
+  double max_speedup = 1000;  // a higher speedup is rejected as implausible
 };
 
 struct BudgetConfig {

@@ -30,6 +30,7 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
   options.threads = config.threads;
   options.min_time_s = config.min_time_s;
   options.min_samples = config.min_samples;
+  options.max_speedup = config.max_speedup;
   options.input_sets = config.input_sets;
   options.run_timeout_s = config.timeout_s;
   options.seed = seed;
@@ -38,9 +39,9 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
 }
 
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
-                                                           const HostInfo& host) {
+                                                           const HostInfo& host, double spent_usd) {
   std::vector<std::unique_ptr<Mutator>> mutators;
-  auto spend = std::make_shared<SpendAccount>(config.budget.usd);
+  auto spend = std::make_shared<SpendAccount>(config.budget.usd, spent_usd);
   auto shared_task = std::make_shared<const Task>(task);
   for (std::size_t i = 0; i < config.mutators.size(); ++i) {
     const MutatorConfig& mutator = config.mutators[i];
@@ -63,6 +64,29 @@ Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& conf
   return mutators;
 }
 
+Result<Calibration> EnsureCalibration(Store& store, std::int64_t host_id, Evaluator& evaluator, int threads,
+                                      std::ostream* progress) {
+  auto stored = store.LatestCalibration(host_id, threads);
+  if (!stored) return Fail(stored.error());
+  if (*stored) {
+    evaluator.SetCalibration(**stored);
+    return **stored;
+  }
+  if (progress) *progress << "kestrel: calibrating this host (peak FLOP/s and bandwidths, once)...\n" << std::flush;
+  auto measured = evaluator.Calibrate();
+  if (!measured) return Fail(measured.error());
+  if (auto id = store.AddCalibration(host_id, *measured); !id) return Fail(id.error());
+  if (progress) {
+    *progress << fmt::format(
+                     "kestrel: {:.0f} GFLOP/s peak; L1 {:.0f}, L2 {:.0f}, L3 {:.0f}, DRAM {:.1f} GB/s ({} thread{})\n",
+                     measured->peak_gflops, measured->l1_gbps, measured->l2_gbps, measured->l3_gbps,
+                     measured->dram_gbps, threads, threads == 1 ? "" : "s")
+              << std::flush;
+  }
+  evaluator.SetCalibration(*measured);
+  return *measured;
+}
+
 namespace {
 
 // Everything a run needs besides its store rows.
@@ -73,7 +97,7 @@ struct Prepared {
   std::unique_ptr<Strategy> strategy;
 };
 
-Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options) {
+Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, double spent_usd = 0.0) {
   Prepared prepared;
   auto task = FindTask(config.task, TaskDirs(options.task_dirs));
   if (!task) {
@@ -81,7 +105,7 @@ Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options) 
     return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
   }
   prepared.task = std::move(*task);
-  auto mutators = MakeMutators(config, prepared.task, DetectHost());
+  auto mutators = MakeMutators(config, prepared.task, DetectHost(), spent_usd);
   if (!mutators) return Fail(mutators.error());
   prepared.mutators = std::move(*mutators);
   auto strategy = MakeStrategy(config.strategy);
@@ -100,6 +124,17 @@ Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& conf
   auto host_id = store.UpsertHost(prepared.evaluator->Host());
   if (!host_id) return Fail(host_id.error());
   engine_options.host_id = *host_id;
+  if (auto calibration = EnsureCalibration(store, *host_id, *prepared.evaluator, config.evaluator.threads,
+                                           engine_options.progress);
+      !calibration) {
+    // Not fatal: measurements then carry no roofline fraction and only the speedup cap guards plausibility.
+    if (engine_options.progress) {
+      *engine_options.progress << "kestrel: no calibration (" << calibration.error().message()
+                               << "); roofline checks are off for this run\n";
+    }
+    (void)store.AddRunEvent(engine_options.run_id, "calibration_failed",
+                            nlohmann::json{{"error", calibration.error().message()}}.dump());
+  }
   Engine engine(store, prepared.task, *prepared.evaluator, config, std::move(prepared.mutators),
                 std::move(prepared.strategy), engine_options);
   return engine.Run();
@@ -171,6 +206,8 @@ Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& optio
   engine_options.run_id = *run_id;
   engine_options.graph_id = *graph_id;
   engine_options.progress = options.progress;
+  engine_options.progress_mode = options.progress_mode;
+  engine_options.log_interval_s = options.log_interval_s;
   return Drive(**store, *prepared, config, engine_options);
 }
 
@@ -195,8 +232,12 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
   engine_options.run_id = run->id;
   engine_options.graph_id = run->graph_id;
   engine_options.progress = options.progress;
+  engine_options.progress_mode = options.progress_mode;
+  engine_options.log_interval_s = options.log_interval_s;
   engine_options.spent_evaluations = run->evaluations;
   engine_options.spent_seconds = ActiveSeconds(*events);
+  engine_options.spent_usd = run->llm_usd;
+  engine_options.saved_state = run->state_json;
   if (resume.extra_time) {
     config->budget.time = config->budget.time.value_or(Seconds(engine_options.spent_seconds)) + *resume.extra_time;
   }
@@ -204,18 +245,20 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
     config->budget.evaluations =
         config->budget.evaluations.value_or(engine_options.spent_evaluations) + *resume.extra_evaluations;
   }
-  auto prepared = Prepare(*config, options);
+  auto prepared = Prepare(*config, options, engine_options.spent_usd);
   if (!prepared) return Fail(prepared.error());
   if (auto reopened = (*store)->FinishRun(run->id, "running", ""); !reopened) return Fail(reopened.error());
   (void)(*store)->AddRunEvent(run->id, "resume",
                               nlohmann::json{{"spent_evaluations", engine_options.spent_evaluations},
-                                             {"spent_seconds", engine_options.spent_seconds}}
+                                             {"spent_seconds", engine_options.spent_seconds},
+                                             {"spent_usd", engine_options.spent_usd}}
                                   .dump());
   if (options.progress) {
     *options.progress << fmt::format(
-                             "kestrel: resuming run {} on task {} (graph {}): {} evaluations and {:.0f}s spent so far\n",
+                             "kestrel: resuming run {} on task {} (graph {}): {} evaluations, {:.0f}s and ${:.2f} spent "
+                             "so far\n",
                              run->id, run->task_name, run->graph_id, engine_options.spent_evaluations,
-                             engine_options.spent_seconds)
+                             engine_options.spent_seconds, engine_options.spent_usd)
                       << std::flush;
   }
   return Drive(**store, *prepared, *config, engine_options);

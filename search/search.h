@@ -22,6 +22,8 @@ struct SearchOptions {
   std::vector<std::filesystem::path> task_dirs;  // searched besides the built-in tasks
   bool fresh = false;                            // start a separate graph
   std::ostream* progress = nullptr;              // nullptr: quiet
+  ProgressMode progress_mode = ProgressMode::kEachResult;
+  double log_interval_s = 10.0;                  // kInterval: seconds between status lines
   std::filesystem::path runner_path;             // empty: next to the executable
 };
 
@@ -36,8 +38,15 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
 // An llm entry reads its API key from the environment (api_key_env) now: a
 // missing key is InvalidArgument naming the variable. `task` and `host` go
 // into the LLM prompts; the llm mutators share one spend account (budget.usd).
+// `spent_usd`: what earlier sessions of the run spent (kestrel resume).
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
-                                                           const HostInfo& host);
+                                                           const HostInfo& host, double spent_usd = 0.0);
+
+// The host's calibration for `threads` threads: the newest in the store,
+// else measured now by the evaluator (about two seconds, said on `progress`)
+// and stored. Then handed to the evaluator (SetCalibration).
+Result<Calibration> EnsureCalibration(Store& store, std::int64_t host_id, Evaluator& evaluator, int threads,
+                                      std::ostream* progress);
 
 // Starts a new run.
 Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options);

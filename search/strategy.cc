@@ -1,65 +1,35 @@
 #include "search/strategy.h"
 
-#include <cmath>
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "search/strategies/strategies.h"
 
 namespace kestrel {
-namespace {
 
-class GraphUcb final : public Strategy {
- public:
-  explicit GraphUcb(double exploration) : exploration_(exploration) {}
+nlohmann::json Strategy::SaveState() const {
+  std::vector<NodeId> exhausted(exhausted_.begin(), exhausted_.end());
+  std::sort(exhausted.begin(), exhausted.end());
+  return {{"exhausted", exhausted}};
+}
 
-  std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) override {
-    const auto nodes = Expandable(graph);
-    if (nodes.empty()) return std::nullopt;
-    double best_speedup = 0;
-    double total_expansions = 0;
-    for (NodeId id : nodes) {
-      best_speedup = std::max(best_speedup, *graph.Node(id).speedup);
-      total_expansions += graph.Node(id).expansions;
+Status Strategy::RestoreState(const nlohmann::json& state) { return RestoreExhausted(state, {}); }
+
+Status Strategy::RestoreExhausted(const nlohmann::json& state, const std::vector<std::string>& own_fields) {
+  if (!state.is_object()) return Fail(strategies::StateError("the document", "an object, got " + state.dump()));
+  for (const auto& [key, value] : state.items()) {
+    if (key != "exhausted" && std::find(own_fields.begin(), own_fields.end(), key) == own_fields.end()) {
+      return Fail(strategies::StateError(key, "no such field for this strategy (saved by another strategy?)"));
     }
-    std::uniform_real_distribution<double> tie(0.0, 1e-9);
-    std::optional<NodeId> chosen;
-    double chosen_score = -1;
-    for (NodeId id : nodes) {
-      const GraphNode& node = graph.Node(id);
-      const double exploit = best_speedup > 0 ? *node.speedup / best_speedup : 0.0;
-      const double explore = std::sqrt(std::log(1.0 + total_expansions) / (1.0 + node.expansions));
-      const double score = exploit + exploration_ * explore + tie(rng);
-      if (score > chosen_score) {
-        chosen_score = score;
-        chosen = id;
-      }
-    }
-    return chosen;
   }
-
- private:
-  double exploration_;
-};
-
-class Greedy final : public Strategy {
- public:
-  std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& /*rng*/) override {
-    std::optional<NodeId> chosen;
-    for (NodeId id : Expandable(graph)) {
-      if (!chosen || *graph.Node(id).speedup > *graph.Node(*chosen).speedup) chosen = id;
-    }
-    return chosen;
-  }
-};
-
-class Random final : public Strategy {
- public:
-  std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) override {
-    const auto nodes = Expandable(graph);
-    if (nodes.empty()) return std::nullopt;
-    std::uniform_int_distribution<std::size_t> pick(0, nodes.size() - 1);
-    return nodes[pick(rng)];
-  }
-};
-
-}  // namespace
+  auto field = strategies::StateField(state, "exhausted");
+  if (!field) return Fail(field.error());
+  auto ids = strategies::StateIds(**field, "exhausted");
+  if (!ids) return Fail(ids.error());
+  exhausted_ = std::unordered_set<NodeId>(ids->begin(), ids->end());
+  return {};
+}
 
 std::vector<NodeId> Strategy::Expandable(const SearchGraph& graph) const {
   std::vector<NodeId> nodes;
@@ -70,11 +40,20 @@ std::vector<NodeId> Strategy::Expandable(const SearchGraph& graph) const {
   return nodes;
 }
 
+const std::vector<std::string>& StrategyNames() {
+  static const std::vector<std::string> names = {"graph-ucb", "beam", "greedy", "islands", "random"};
+  return names;
+}
+
 Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyConfig& config) {
-  if (config.name == "graph-ucb") return std::make_unique<GraphUcb>(config.exploration);
-  if (config.name == "greedy") return std::make_unique<Greedy>();
-  if (config.name == "random") return std::make_unique<Random>();
-  return Fail(Error::InvalidArgument("strategy '" + config.name + "': expected one of graph-ucb, greedy, random"));
+  if (config.name == "graph-ucb") return strategies::MakeGraphUcb(config);
+  if (config.name == "beam") return strategies::MakeBeam(config);
+  if (config.name == "greedy") return strategies::MakeGreedy();
+  if (config.name == "islands") return strategies::MakeIslands(config);
+  if (config.name == "random") return strategies::MakeRandom();
+  std::string names;
+  for (const std::string& name : StrategyNames()) names += (names.empty() ? "" : ", ") + name;
+  return Fail(Error::InvalidArgument("strategy '" + config.name + "': expected one of " + names));
 }
 
 }  // namespace kestrel

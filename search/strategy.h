@@ -1,24 +1,47 @@
 #pragma once
-// Strategy: decides which node of the graph to expand next (ARCHITECTURE.md).
-// Only measured nodes are expanded. A node whose mutators all declined is
-// exhausted for the rest of the run.
+// Strategy: decides which node of the graph to expand next (ARCHITECTURE.md;
+// formulas and parameters in docs/STRATEGIES.md). Only measured nodes are
+// expanded. A node whose mutators all declined is exhausted for the rest of
+// the run. Chosen by `strategy.name` in the run config:
 //
-//   graph-ucb  score(n) = s(n)/s* + c * sqrt(ln(1 + E) / (1 + e(n)))
-//              s(n) the node's speedup, s* the best speedup in the graph,
-//              E the total expansions of the expandable nodes, e(n) the
-//              node's expansions (derivations it was the parent of), c the
-//              config's `exploration`. Exploits fast nodes, revisits the
-//              rarely expanded.
+//   graph-ucb  (default) score(n) = a * s(n)/s* + (1 - a) * v(n)/s*
+//                                   + c * sqrt(ln(1 + E) / (1 + e(n)))
+//              s(n) the node's speedup, v(n) the best speedup in its subtree
+//              (itself and its descendants along derive/fix edges), s* the
+//              best speedup of the expandable nodes, E their total
+//              expansions, e(n) the node's expansions; c = `exploration`,
+//              1 - a = `subtree_weight`. Revisits productive lineages (a
+//              parent whose children beat it keeps a high score) and still
+//              explores the rarely expanded.
+//   beam       generations: the top `beam_width` (W) expandable nodes by
+//              speedup, fixed when the generation starts, are each expanded
+//              `keep_factor` (k) times, in turns, best first; then the beam
+//              is recomputed from the graph as it is then.
 //   greedy     the fastest node not yet exhausted.
+//   islands    `islands` (N) populations: roots are dealt to islands in
+//              turn, a child joins the island its parent was selected for.
+//              Select serves the islands in turn and picks by graph-ucb
+//              within the island; every `migration_interval` selections the
+//              best node of each island also joins the next island.
 //   random     a uniformly random measured node (the baseline).
+//
+// A strategy serves one graph: it may cache what it derived from it (subtree
+// bests, island membership) between calls. SaveState returns everything a
+// fresh strategy needs to continue exactly (RestoreState), so that with the
+// same graph and the same random stream it makes the same choices.
 //
 // Thread-safety: none; the engine calls it under the graph's mutex.
 
 #include <memory>
 #include <optional>
 #include <random>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/error.h"
 #include "graph/search_graph.h"
 #include "search/run_config.h"
 
@@ -32,15 +55,30 @@ class Strategy {
   void MarkExhausted(NodeId id) { exhausted_.insert(id); }
   bool IsExhausted(NodeId id) const { return exhausted_.count(id) > 0; }
 
+  // The state a resumed run restores: {"exhausted": [ids]} plus what the
+  // strategy keeps (beam generation, island membership, counters).
+  virtual nlohmann::json SaveState() const;
+  // Replaces this strategy's state with a SaveState document. A malformed
+  // document, or one saved by another kind of strategy (an unknown field),
+  // is InvalidArgument and leaves the strategy unchanged.
+  virtual Status RestoreState(const nlohmann::json& state);
+
  protected:
-  // Measured nodes that are not exhausted.
+  // Measured nodes that are not exhausted, in insertion order.
   std::vector<NodeId> Expandable(const SearchGraph& graph) const;
+  // Checks `state` (an object whose fields are "exhausted" and `own_fields`)
+  // and restores the exhausted set; subclasses call it last, after reading
+  // their own fields, so that a refusal changes nothing.
+  Status RestoreExhausted(const nlohmann::json& state, const std::vector<std::string>& own_fields);
 
  private:
   std::unordered_set<NodeId> exhausted_;
 };
 
-// InvalidArgument for an unknown name.
+// The names MakeStrategy knows, as the docs list them.
+const std::vector<std::string>& StrategyNames();
+
+// InvalidArgument for an unknown name (the message lists the known ones).
 Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyConfig& config);
 
 }  // namespace kestrel

@@ -27,9 +27,11 @@ struct RunRecord {
   std::string stop_reason;         // "time", "evaluations", "plateau", "signal", "exhausted", ...
   std::int64_t started_at = 0;
   std::int64_t finished_at = 0;  // 0 while running
+  std::string state_json = "{}";  // the engine's resumable state (SaveRunState)
   // Derived when read:
   std::int64_t evaluations = 0;               // measurements this run recorded
   std::optional<double> best_speedup;         // best speedup among this run's measured results
+  double llm_usd = 0.0;                       // cost of this run's LLM calls
 };
 
 // Something that happened to a run: "start", "stop", "new_best", ...
@@ -101,6 +103,7 @@ struct BestRow {
   std::string mutation;
   std::int64_t measurement_id = 0;
   std::int64_t measured_at = 0;
+  double roofline_fraction = 0.0;  // of that measurement; 0 when the host was not calibrated
 };
 
 // Filters of Store::Best; an empty filter does not filter.

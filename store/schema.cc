@@ -165,9 +165,31 @@ CREATE INDEX llm_calls_by_run ON llm_calls(run_id);
 CREATE INDEX llm_calls_by_node ON llm_calls(node_id);
 )sql";
 
+// v2: the engine's resumable state of a run (strategy state, selections
+// made); each host's calibration (roofline); each measurement's fraction of
+// the roofline.
+constexpr std::string_view kSchemaV2 = R"sql(
+ALTER TABLE runs ADD COLUMN state_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE measurements ADD COLUMN roofline_fraction REAL NOT NULL DEFAULT 0;
+ALTER TABLE measurement_shapes ADD COLUMN roofline_fraction REAL NOT NULL DEFAULT 0;
+CREATE TABLE calibrations (
+  id INTEGER PRIMARY KEY,
+  host_id INTEGER NOT NULL REFERENCES hosts(id),
+  threads INTEGER NOT NULL,
+  peak_gflops REAL NOT NULL,
+  l1_gbps REAL NOT NULL,
+  l2_gbps REAL NOT NULL,
+  l3_gbps REAL NOT NULL,
+  dram_gbps REAL NOT NULL,
+  seconds REAL NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX calibrations_by_host ON calibrations(host_id, threads, id);
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 1> kMigrations = {kSchemaV1};
+constexpr std::array<std::string_view, 2> kMigrations = {kSchemaV1, kSchemaV2};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

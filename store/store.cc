@@ -29,7 +29,9 @@ constexpr std::string_view kSelectRun = R"sql(
 SELECT r.id, r.task_id, t.name, r.graph_id, r.host_id, r.config_json, r.status, r.stop_reason,
        r.started_at, r.finished_at,
        (SELECT count(*) FROM measurements m WHERE m.run_id = r.id),
-       (SELECT max(m.speedup) FROM measurements m WHERE m.run_id = r.id AND m.outcome = 'measured')
+       (SELECT max(m.speedup) FROM measurements m WHERE m.run_id = r.id AND m.outcome = 'measured'),
+       r.state_json,
+       (SELECT total(c.cost_usd) FROM llm_calls c WHERE c.run_id = r.id)
 FROM runs r JOIN tasks t ON t.id = r.task_id
 )sql";
 
@@ -47,6 +49,8 @@ RunRecord ReadRun(const store::Statement& row) {
   run.finished_at = row.Int(9);
   run.evaluations = row.Int(10);
   run.best_speedup = row.OptionalDouble(11);
+  run.state_json = row.Text(12);
+  run.llm_usd = row.Double(13);
   return run;
 }
 
@@ -190,6 +194,52 @@ Result<std::vector<HostRecord>> Store::ListHosts() {
   }
 }
 
+Result<std::int64_t> Store::AddCalibration(std::int64_t host_id, const Calibration& calibration) {
+  constexpr std::string_view kOp = "AddCalibration";
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  {
+    auto host = impl_->Prepare(kOp, "SELECT 1 FROM hosts WHERE id = ?1");
+    if (!host) return Fail(host.error());
+    (*host)->Bind(1, host_id);
+    auto row = (*host)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) return Fail(Error::NotFound("DB: AddCalibration: no host " + std::to_string(host_id)));
+  }
+  auto insert = impl_->Prepare(kOp, R"sql(
+    INSERT INTO calibrations (host_id, threads, peak_gflops, l1_gbps, l2_gbps, l3_gbps, dram_gbps, seconds, created_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql");
+  if (!insert) return Fail(insert.error());
+  (*insert)->Bind(1, host_id).Bind(2, calibration.threads).Bind(3, calibration.peak_gflops);
+  (*insert)->Bind(4, calibration.l1_gbps).Bind(5, calibration.l2_gbps).Bind(6, calibration.l3_gbps);
+  (*insert)->Bind(7, calibration.dram_gbps).Bind(8, calibration.seconds).Bind(9, NowMillis());
+  if (auto done = (*insert)->Run(); !done) return Fail(done.error());
+  const std::int64_t id = impl_->LastInsertId();
+  if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
+  return id;
+}
+
+Result<std::optional<Calibration>> Store::LatestCalibration(std::int64_t host_id, int threads) {
+  auto select = impl_->Prepare("LatestCalibration", R"sql(
+    SELECT threads, peak_gflops, l1_gbps, l2_gbps, l3_gbps, dram_gbps, seconds FROM calibrations
+    WHERE host_id = ?1 AND threads = ?2 ORDER BY id DESC LIMIT 1)sql");
+  if (!select) return Fail(select.error());
+  (*select)->Bind(1, host_id).Bind(2, threads);
+  auto row = (*select)->Step();
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<Calibration>();
+  const store::Statement& r = **select;
+  Calibration calibration;
+  calibration.threads = static_cast<int>(r.Int(0));
+  calibration.peak_gflops = r.Double(1);
+  calibration.l1_gbps = r.Double(2);
+  calibration.l2_gbps = r.Double(3);
+  calibration.l3_gbps = r.Double(4);
+  calibration.dram_gbps = r.Double(5);
+  calibration.seconds = r.Double(6);
+  return std::optional<Calibration>(calibration);
+}
+
 // --- runs -------------------------------------------------------------------------
 
 Result<std::int64_t> Store::CreateRun(const RunRecord& run) {
@@ -220,6 +270,16 @@ Status Store::FinishRun(std::int64_t run_id, const std::string& status, const st
   if (auto done = (*update)->Run(); !done) return done;
   if (impl_->Changes() == 0) return Fail(Error::NotFound("DB: FinishRun: no run " + std::to_string(run_id)));
   return transaction->Commit();
+}
+
+Status Store::SaveRunState(std::int64_t run_id, const std::string& state_json) {
+  constexpr std::string_view kOp = "SaveRunState";
+  auto update = impl_->Prepare(kOp, "UPDATE runs SET state_json = ?2 WHERE id = ?1");
+  if (!update) return Fail(update.error());
+  (*update)->Bind(1, run_id).Bind(2, state_json);
+  if (auto done = (*update)->Run(); !done) return done;
+  if (impl_->Changes() == 0) return Fail(Error::NotFound("DB: SaveRunState: no run " + std::to_string(run_id)));
+  return {};
 }
 
 Result<RunRecord> Store::GetRun(std::int64_t run_id) {

@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "core/host.h"
+#include "core/roofline.h"
 #include "core/task.h"
 #include "store/records.h"
 
@@ -26,7 +27,7 @@ struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 class Store {
  public:
@@ -52,6 +53,10 @@ class Store {
   Result<std::int64_t> UpsertHost(const HostInfo& host);
   // In id order.
   Result<std::vector<HostRecord>> ListHosts();
+  // Stores a calibration of host `host_id` (NotFound for an unknown host).
+  Result<std::int64_t> AddCalibration(std::int64_t host_id, const Calibration& calibration);
+  // The newest calibration of the host with `threads` threads, if any.
+  Result<std::optional<Calibration>> LatestCalibration(std::int64_t host_id, int threads);
 
   // --- runs ----------------------------------------------------------------
   // Inserts `run` (id, task_name, evaluations and best_speedup are ignored;
@@ -64,6 +69,10 @@ class Store {
   Result<RunRecord> GetRun(std::int64_t run_id);
   // Newest (latest started_at, then highest id) first.
   Result<std::vector<RunRecord>> ListRuns();
+  // Replaces the run's saved engine state (JSON; what `kestrel resume` needs
+  // to continue exactly: strategy state, selections made). NotFound for an
+  // unknown run.
+  Status SaveRunState(std::int64_t run_id, const std::string& state_json);
   // Appends an event stamped now; `detail_json` must be JSON ("" stores {}).
   Status AddRunEvent(std::int64_t run_id, const std::string& kind, const std::string& detail_json);
   // The run's events, oldest first.

@@ -57,7 +57,7 @@ constexpr std::string_view kSelectShapes = R"sql(
   SELECT shape_json, candidate_samples_json, reference_samples_json,
          candidate_median, candidate_p10, candidate_p90, candidate_spread, candidate_count,
          reference_median, reference_p10, reference_p90, reference_spread, reference_count,
-         speedup, gflops, gbps
+         speedup, gflops, gbps, roofline_fraction
   FROM measurement_shapes WHERE measurement_id = ?1 ORDER BY shape_index)sql";
 
 // Appends the per-shape rows of measurement `id` to `measurement`, with
@@ -85,6 +85,7 @@ Status ReadShapes(store::Statement& select, std::int64_t id, Measurement& measur
     timing.speedup = r.Double(13);
     timing.gflops = r.Double(14);
     timing.gbps = r.Double(15);
+    timing.roofline_fraction = r.Double(16);
     measurement.shapes.push_back(std::move(timing));
   }
 }
@@ -176,8 +177,8 @@ Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t
   {
     auto insert = impl_->Prepare(kOp, R"sql(
       INSERT INTO measurements (node_id, run_id, host_id, outcome, reason, log, speedup, build_seconds, eval_seconds,
-                                input_sets, seed, mismatches_json, created_at)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13))sql");
+                                input_sets, seed, mismatches_json, created_at, roofline_fraction)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))sql");
     if (!insert) return Fail(insert.error());
     store::Statement& s = **insert;
     s.Bind(1, node_id).BindId(2, run_id).BindId(3, host_id).Bind(4, ToString(measurement.outcome));
@@ -185,15 +186,16 @@ Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t
     s.Bind(8, measurement.build_seconds).Bind(9, measurement.eval_seconds).Bind(10, measurement.input_sets);
     // The seed's 64 bits are kept as SQLite's signed 64-bit integer.
     s.Bind(11, static_cast<std::int64_t>(measurement.seed)).Bind(12, store::EncodeMismatches(measurement.mismatches));
-    s.Bind(13, now);
+    s.Bind(13, now).Bind(14, measurement.roofline_fraction);
     if (auto done = s.Run(); !done) return Fail(done.error());
   }
   const std::int64_t id = impl_->LastInsertId();
   auto insert = impl_->Prepare(kOp, R"sql(
     INSERT INTO measurement_shapes (measurement_id, shape_index, shape_json, candidate_samples_json,
         reference_samples_json, candidate_median, candidate_p10, candidate_p90, candidate_spread, candidate_count,
-        reference_median, reference_p10, reference_p90, reference_spread, reference_count, speedup, gflops, gbps)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18))sql");
+        reference_median, reference_p10, reference_p90, reference_spread, reference_count, speedup, gflops, gbps,
+        roofline_fraction)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19))sql");
   if (!insert) return Fail(insert.error());
   for (std::size_t index = 0; index < measurement.shapes.size(); ++index) {
     const ShapeTiming& shape = measurement.shapes[index];
@@ -205,7 +207,7 @@ Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t
     s.Bind(9, shape.candidate.spread).Bind(10, shape.candidate.count);
     s.Bind(11, shape.reference.median).Bind(12, shape.reference.p10).Bind(13, shape.reference.p90);
     s.Bind(14, shape.reference.spread).Bind(15, shape.reference.count);
-    s.Bind(16, shape.speedup).Bind(17, shape.gflops).Bind(18, shape.gbps);
+    s.Bind(16, shape.speedup).Bind(17, shape.gflops).Bind(18, shape.gbps).Bind(19, shape.roofline_fraction);
     if (auto done = s.Run(); !done) return Fail(done.error());
   }
   auto update = impl_->Prepare(kOp, R"sql(
@@ -229,7 +231,7 @@ Result<std::vector<MeasurementRecord>> Store::GetMeasurements(std::int64_t node_
   {
     auto select = impl_->Prepare(kOp, R"sql(
       SELECT id, node_id, run_id, host_id, outcome, reason, log, speedup, build_seconds, eval_seconds, input_sets,
-             seed, mismatches_json, created_at
+             seed, mismatches_json, created_at, roofline_fraction
       FROM measurements WHERE node_id = ?1 ORDER BY id)sql");
     if (!select) return Fail(select.error());
     (*select)->Bind(1, node_id);
@@ -259,6 +261,7 @@ Result<std::vector<MeasurementRecord>> Store::GetMeasurements(std::int64_t node_
       if (!mismatches) return Fail(mismatches.error());
       m.mismatches = std::move(*mismatches);
       record.created_at = r.Int(13);
+      m.roofline_fraction = r.Double(14);
       records.push_back(std::move(record));
     }
   }
@@ -326,7 +329,7 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
   // wide columns of those few nodes.
   auto select = impl_->Prepare("Best", R"sql(
     WITH ranked AS (
-      SELECT m.node_id, m.id AS measurement_id, m.run_id, m.host_id, m.speedup, m.created_at,
+      SELECT m.node_id, m.id AS measurement_id, m.run_id, m.host_id, m.speedup, m.created_at, m.roofline_fraction,
              row_number() OVER (PARTITION BY m.node_id ORDER BY m.speedup DESC, m.id) AS rank_in_node
       FROM measurements m
       JOIN nodes n ON n.id = m.node_id
@@ -338,7 +341,7 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
         AND (?3 IS NULL OR m.host_id IN (SELECT id FROM hosts WHERE name = ?3))),
     top AS (SELECT * FROM ranked WHERE rank_in_node = 1 ORDER BY speedup DESC, node_id LIMIT ?4)
     SELECT top.node_id, top.run_id, t.name, coalesce(h.name, ''), top.speedup, n.knobs_json, n.mutation,
-           top.measurement_id, top.created_at
+           top.measurement_id, top.created_at, top.roofline_fraction
     FROM top
     JOIN nodes n ON n.id = top.node_id
     JOIN graphs g ON g.id = n.graph_id
@@ -357,7 +360,7 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
     auto knobs = store::DecodeKnobs(r.Text(5), "nodes.knobs_json");
     if (!knobs) return Fail(knobs.error());
     rows.push_back({r.Int(0), r.Int(1), r.Text(2), r.Text(3), r.Double(4), std::move(*knobs), r.Text(6), r.Int(7),
-                    r.Int(8)});
+                    r.Int(8), r.Double(9)});
   }
 }
 

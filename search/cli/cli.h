@@ -13,6 +13,10 @@
 #include "core/error.h"
 #include "store/store.h"
 
+namespace kestrel {
+struct SearchOptions;
+}
+
 namespace kestrel::cli {
 
 // Options every subcommand shares.
@@ -28,6 +32,19 @@ struct Cli {
   // (2 for a user's mistake, 1 otherwise) and stores it in exit_code.
   int Report(const Error& error);
 };
+
+// How run and resume report progress on stderr: a live status line on a
+// terminal, a status line every --log-interval seconds otherwise, a line per
+// result with --each, nothing with --quiet.
+struct ProgressFlags {
+  bool quiet = false;
+  bool each = false;
+  double log_interval = 10.0;
+};
+void AddProgressFlags(CLI::App& command, ProgressFlags& flags);
+// Sets options.progress, progress_mode and log_interval_s from the flags.
+void ApplyProgressFlags(const ProgressFlags& flags, SearchOptions& options);
+// Sets options.progress, progress_mode and log_interval_s from the flags.
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;

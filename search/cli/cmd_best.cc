@@ -48,11 +48,11 @@ void AddBestCommand(CLI::App& app, Cli& cli) {
       std::cout << "no measured kernels yet\n";
       return;
     }
-    Table table({"rank", "node", "task", "speedup", "run", "host", "knobs"});
+    Table table({"rank", "node", "task", "speedup", "roofline", "run", "host", "knobs"});
     int rank = 0;
     for (const BestRow& row : *rows) {
       table.Add({std::to_string(++rank), std::to_string(row.node_id), row.task_name, FormatSpeedup(row.speedup),
-                 std::to_string(row.run_id), row.host_name, row.knobs.empty() ? row.mutation : ToString(row.knobs)});
+                 FormatRoofline(row.roofline_fraction), std::to_string(row.run_id), row.host_name, row.knobs.empty() ? row.mutation : ToString(row.knobs)});
     }
     table.Print(std::cout);
   });

@@ -1,7 +1,10 @@
-// kestrel doctor [--json]: checks what a search needs on this machine (the
-// compiler, the runner, the sandbox, Graphviz, the tasks, the database) and
-// says what is missing and how to fix it. Exit 0 unless a check failed.
+// kestrel doctor [--config RUN.json] [--json]: checks what a search needs on
+// this machine (the compiler, the runner, the sandbox, Graphviz, the tasks,
+// the database and, given a run config, each LLM endpoint it names: a tiny
+// request, its latency and reply) and says what is missing and how to fix it.
+// Exit 0 unless a check failed.
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -16,6 +19,8 @@
 #include "evaluators/subprocess.h"
 #include "search/cli/cli.h"
 #include "search/cli/output.h"
+#include "search/llm/llm_client.h"
+#include "search/llm_mutator.h"
 #include "search/run_config.h"
 
 namespace kestrel::cli {
@@ -85,16 +90,67 @@ Check CheckHost() {
           ""};
 }
 
+// One tiny request to the endpoint of an llm mutator config: one try, a short
+// deadline, 16 reply tokens.
+Check CheckEndpoint(const MutatorConfig& mutator, std::size_t index) {
+  const std::string name = fmt::format("llm[{}]", index);
+  const std::string what = fmt::format("{} {} at {}", mutator.provider.empty() ? "openai" : mutator.provider,
+                                       mutator.model, mutator.base_url);
+  auto key = ReadApiKey(mutator.api_key_env);
+  if (!key) return {name, "fail", what + ": " + key.error().message(), "export " + mutator.api_key_env + "=..."};
+  LlmEndpoint endpoint = EndpointFor(mutator, std::move(*key));
+  endpoint.max_tries = 1;
+  endpoint.timeout_s = std::min(endpoint.timeout_s, 30.0);
+  endpoint.total_deadline_s = endpoint.timeout_s + 5.0;
+  auto client = LlmClient::Make(endpoint);
+  if (!client) return {name, "fail", what + ": " + client.error().message(), "fix the run config"};
+  LlmRequest request;
+  request.messages = {{"user", "Reply with the single word: ok"}};
+  request.max_tokens = 16;
+  request.temperature = 0.0;
+  const LlmResponse response = (*client)->Complete(request);
+  if (!response.ok()) {
+    const std::string fix = response.kind == LlmErrorKind::kAuth    ? "check the key in " + mutator.api_key_env
+                            : response.kind == LlmErrorKind::kQuota ? "add credit or raise the quota"
+                            : response.kind == LlmErrorKind::kBadRequest
+                                ? "check the model name and base_url"
+                                : "check that the server is up and reachable";
+    return {name, "fail",
+            fmt::format("{}: {} after {:.2f}s (HTTP {}): {}", what, ToString(response.kind), response.latency_s,
+                        response.http_status, response.error),
+            fix};
+  }
+  std::string reply = response.text.substr(0, 40);
+  std::replace(reply.begin(), reply.end(), '\n', ' ');
+  return {name, "ok",
+          fmt::format("{}: answered in {:.2f}s ({} in / {} out tokens): \"{}\"", what, response.latency_s,
+                      response.input_tokens, response.output_tokens, reply),
+          ""};
+}
+
 }  // namespace
 
 void AddDoctorCommand(CLI::App& app, Cli& cli) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* doctor = app.add_subcommand("doctor", "check the compiler, runner, sandbox, tasks and database");
+  auto config_file = std::make_shared<std::string>();
+  CLI::App* doctor = app.add_subcommand("doctor", "check the compiler, runner, sandbox, tasks, database and LLM endpoints");
+  doctor->add_option("--config", *config_file, "a run config: check its compiler and send a tiny request to each LLM endpoint");
   doctor->add_flag("--json", *json, "print one JSON document");
-  doctor->callback([json, &cli] {
-    const EvaluatorConfig defaults;
-    const std::vector<Check> checks = {CheckCompiler(defaults.compiler), CheckRunner(), CheckSandbox(),
-                                       CheckGraphviz(), CheckTasks(cli), CheckDatabase(cli), CheckHost()};
+  doctor->callback([json, config_file, &cli] {
+    RunConfig config;
+    if (!config_file->empty()) {
+      auto loaded = LoadRunConfig(*config_file);
+      if (!loaded) return (void)cli.Report(loaded.error());
+      config = *loaded;
+    }
+    std::vector<Check> checks = {CheckCompiler(config.evaluator.compiler), CheckRunner(), CheckSandbox(),
+                                 CheckGraphviz(), CheckTasks(cli), CheckDatabase(cli), CheckHost()};
+    bool any_llm = false;
+    for (std::size_t i = 0; i < config.mutators.size(); ++i) {
+      if (config.mutators[i].kind != "llm") continue;
+      any_llm = true;
+      checks.push_back(CheckEndpoint(config.mutators[i], i));
+    }
     bool failed = false;
     nlohmann::json document = nlohmann::json::array();
     Table table({"check", "state", "detail"});
@@ -107,7 +163,7 @@ void AddDoctorCommand(CLI::App& app, Cli& cli) {
       std::cout << document.dump(2) << "\n";
     } else {
       table.Print(std::cout);
-      std::cout << "not checked yet: LLM endpoints, hardware calibration (not built yet)\n";
+      if (!any_llm) std::cout << "LLM endpoints: none checked (give --config RUN.json to send each a tiny request)\n";
     }
     cli.exit_code = failed ? kExitFailure : kExitOk;
   });

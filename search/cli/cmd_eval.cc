@@ -1,6 +1,7 @@
 // kestrel eval TASK FILE [--knob NAME=VALUE]...: compile, verify and time one
 // kernel file against the task, exactly as the search would.
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evaluators/calibration.h"
 #include "search/cli/cli.h"
 #include "search/cli/output.h"
 #include "search/search.h"
@@ -69,6 +71,24 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
     if (flags->min_time >= 0) config.evaluator.min_time_s = flags->min_time;
     auto evaluator = MakeEvaluator(*task, config.evaluator, config.seed, {});
     if (!evaluator) return (void)cli.Report(evaluator.error());
+    // The host's roofline: from the database when it has one (measured and
+    // kept there otherwise); without a database, from the user's cache.
+    if (std::filesystem::exists(cli.db)) {
+      auto store = Store::Open(cli.db);
+      if (!store) return (void)cli.Report(store.error());
+      auto host_id = (*store)->UpsertHost((*evaluator)->Host());
+      if (!host_id) return (void)cli.Report(host_id.error());
+      if (auto calibration = EnsureCalibration(**store, *host_id, **evaluator, config.evaluator.threads, &std::cerr);
+          !calibration) {
+        std::cerr << "kestrel: no calibration (" << calibration.error().message() << "); roofline checks are off\n";
+      }
+    } else if (auto calibration = CachedCalibration(config.evaluator.compiler, config.evaluator.threads,
+                                                    (*evaluator)->Host());
+               calibration) {
+      (*evaluator)->SetCalibration(*calibration);
+    } else {
+      std::cerr << "kestrel: no calibration (" << calibration.error().message() << "); roofline checks are off\n";
+    }
     Candidate candidate{text.str(), *knobs, (*evaluator)->Toolchain(), (*evaluator)->Flags()};
     const Measurement measurement = (*evaluator)->Evaluate(candidate);
     if (flags->json) {

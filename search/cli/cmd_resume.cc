@@ -17,7 +17,7 @@ struct ResumeFlags {
   std::int64_t run = 0;
   std::string time;
   std::int64_t max_evals = 0;
-  bool quiet = false;
+  ProgressFlags progress;
   bool json = false;
 };
 
@@ -29,7 +29,7 @@ void AddResumeCommand(CLI::App& app, Cli& cli) {
   resume->add_option("--run", flags->run, "the run to continue")->check(CLI::PositiveNumber);
   resume->add_option("--time", flags->time, "extend the time budget by this much: 90s, 10m, 8h, 1h30m");
   resume->add_option("--max-evals", flags->max_evals, "extend the evaluation budget by N")->check(CLI::PositiveNumber);
-  resume->add_flag("--quiet,-q", flags->quiet, "no progress lines");
+  AddProgressFlags(*resume, flags->progress);
   resume->add_flag("--json", flags->json, "print the run's summary as JSON");
   resume->callback([flags, &cli] {
     ResumeOptions resume_options;
@@ -43,7 +43,7 @@ void AddResumeCommand(CLI::App& app, Cli& cli) {
     SearchOptions options;
     options.db_path = cli.db;
     options.task_dirs.assign(cli.tasks_dirs.begin(), cli.tasks_dirs.end());
-    options.progress = flags->quiet ? nullptr : &std::cerr;
+    ApplyProgressFlags(flags->progress, options);
     if (!std::filesystem::exists(cli.db)) {
       return (void)cli.Report(Error::NotFound("no database at " + cli.db + " (nothing to resume)"));
     }

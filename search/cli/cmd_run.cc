@@ -25,7 +25,7 @@ struct RunFlags {
   std::int64_t seed = -1;
   double min_time = -1;
   bool fresh = false;
-  bool quiet = false;
+  ProgressFlags progress;
   bool json = false;
 };
 
@@ -70,7 +70,7 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
   run->add_option("--seed", flags->seed, "seed of the search's random choices and of the inputs")->check(CLI::NonNegativeNumber);
   run->add_option("--min-time", flags->min_time, "seconds of timing per shape and kernel (default 0.5)")->check(CLI::NonNegativeNumber);
   run->add_flag("--fresh", flags->fresh, "start a separate graph instead of continuing the task's graph");
-  run->add_flag("--quiet,-q", flags->quiet, "no progress lines");
+  AddProgressFlags(*run, flags->progress);
   run->add_flag("--json", flags->json, "print the run's summary as JSON");
   run->callback([flags, &cli] {
     auto config = BuildConfig(*flags);
@@ -79,7 +79,7 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
     options.db_path = cli.db;
     options.task_dirs.assign(cli.tasks_dirs.begin(), cli.tasks_dirs.end());
     options.fresh = flags->fresh;
-    options.progress = flags->quiet ? nullptr : &std::cerr;
+    ApplyProgressFlags(flags->progress, options);
     InstallStopHandlers();
     auto summary = RunSearch(*config, options);
     if (!summary) return (void)cli.Report(summary.error());

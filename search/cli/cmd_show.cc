@@ -1,5 +1,6 @@
-// kestrel show NODE [--json]: one node: source, knobs, status, measurements,
-// compiler log, its place in the graph.
+// kestrel show NODE [--json] [--prompt]: one node: source, knobs, status,
+// measurements, compiler log, its place in the graph; with --prompt, the LLM
+// exchange (prompt and reply of each call) that produced it.
 
 #include <iostream>
 #include <memory>
@@ -25,15 +26,47 @@ std::string Join(const std::vector<std::string>& words) {
   return out;
 }
 
+// The prompt messages of a stored call, one block each; a prompt that is not
+// the JSON array Kestrel stores is printed as it is.
+void PrintPrompt(std::ostream& out, const std::string& prompt_json) {
+  try {
+    for (const auto& message : nlohmann::json::parse(prompt_json)) {
+      out << "--- " << message.at("role").get<std::string>() << " ---\n"
+          << message.at("content").get<std::string>() << "\n";
+    }
+  } catch (const nlohmann::json::exception&) {
+    out << "--- prompt ---\n" << prompt_json << "\n";
+  }
+}
+
+void PrintExchange(std::ostream& out, const NodeRecord& node, const std::vector<LlmCallRecord>& calls) {
+  if (calls.empty()) {
+    out << fmt::format("node {} was not made by an LLM call (mutation: {})\n", node.id, node.mutation);
+    return;
+  }
+  for (const auto& call : calls) {
+    out << fmt::format("=== LLM call {} to {} {} (run {}, {}): {} in / {} out tokens, ${:.4f}, {:.1f}s, HTTP {}{}{}\n",
+                       call.id, call.provider, call.model, call.run_id, FormatTimestamp(call.created_at),
+                       call.input_tokens, call.output_tokens, call.cost_usd, call.latency_s, call.http_status,
+                       call.retries > 0 ? fmt::format(", {} retries", call.retries) : std::string(),
+                       call.error.empty() ? std::string() : ", error: " + call.error);
+    PrintPrompt(out, call.prompt);
+    out << "--- reply ---\n" << call.response;
+    if (!call.response.empty() && call.response.back() != '\n') out << "\n";
+  }
+}
+
 }  // namespace
 
 void AddShowCommand(CLI::App& app, Cli& cli) {
   auto node_id = std::make_shared<std::int64_t>(0);
   auto json = std::make_shared<bool>(false);
+  auto prompt = std::make_shared<bool>(false);
   CLI::App* show = app.add_subcommand("show", "one node: source, knobs, status, measurements, logs");
   show->add_option("node", *node_id, "the node's id")->required()->check(CLI::PositiveNumber);
   show->add_flag("--json", *json, "print one JSON document");
-  show->callback([node_id, json, &cli] {
+  show->add_flag("--prompt", *prompt, "the LLM exchange (prompts and replies) that produced the node");
+  show->callback([node_id, json, prompt, &cli] {
     auto store = cli.OpenForReading();
     if (!store) return (void)cli.Report(store.error());
     auto node = (*store)->GetNode(*node_id);
@@ -44,6 +77,7 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
     if (!loaded) return (void)cli.Report(loaded.error());
     auto llm_calls = (*store)->LlmCallsForNode(node->id);
     if (!llm_calls) return (void)cli.Report(llm_calls.error());
+    if (*prompt && !*json) return PrintExchange(std::cout, *node, *llm_calls);
     const auto parents = loaded->graph.Parents(node->id);
     const auto children = loaded->graph.Children(node->id);
 
@@ -62,8 +96,25 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
       }
       document["llm_calls"] = nlohmann::json::array();
       for (const auto& call : *llm_calls) {
-        document["llm_calls"].push_back({{"id", call.id}, {"model", call.model}, {"prompt", call.prompt},
-                                         {"response", call.response}, {"cost_usd", call.cost_usd}});
+        nlohmann::json messages;
+        try {
+          messages = nlohmann::json::parse(call.prompt);
+        } catch (const nlohmann::json::exception&) {
+          messages = call.prompt;
+        }
+        document["llm_calls"].push_back({{"id", call.id},
+                                         {"run", call.run_id},
+                                         {"provider", call.provider},
+                                         {"model", call.model},
+                                         {"prompt", messages},
+                                         {"response", call.response},
+                                         {"input_tokens", call.input_tokens},
+                                         {"output_tokens", call.output_tokens},
+                                         {"cost_usd", call.cost_usd},
+                                         {"latency_s", call.latency_s},
+                                         {"http_status", call.http_status},
+                                         {"retries", call.retries},
+                                         {"error", call.error}});
       }
       std::cout << document.dump(2) << "\n";
       return;

@@ -5,7 +5,12 @@
 #include <iostream>
 #include <ostream>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
+
+#include "search/cli/cli.h"
+#include "search/search.h"
 
 namespace kestrel::cli {
 
@@ -61,7 +66,8 @@ nlohmann::json ToJson(const Measurement& measurement, bool with_samples) {
                             {"reference", ToJson(timing.reference)},
                             {"speedup", timing.speedup},
                             {"gflops", timing.gflops},
-                            {"gbps", timing.gbps}};
+                            {"gbps", timing.gbps},
+                            {"roofline_fraction", timing.roofline_fraction}};
     if (with_samples) {
       shape["candidate"]["samples_s"] = timing.candidate_seconds;
       shape["reference"]["samples_s"] = timing.reference_seconds;
@@ -80,6 +86,7 @@ nlohmann::json ToJson(const Measurement& measurement, bool with_samples) {
   return {{"outcome", ToString(measurement.outcome)},
           {"reason", measurement.reason},
           {"speedup", measurement.outcome == Outcome::kMeasured ? nlohmann::json(measurement.speedup) : nlohmann::json()},
+          {"roofline_fraction", measurement.roofline_fraction},
           {"shapes", shapes},
           {"mismatches", mismatches},
           {"build_seconds", measurement.build_seconds},
@@ -105,7 +112,7 @@ nlohmann::json ToJson(const BestRow& row) {
   return {{"node", row.node_id},      {"run", row.run_id},         {"task", row.task_name},
           {"host", row.host_name},    {"speedup", row.speedup},    {"knobs", row.knobs},
           {"mutation", row.mutation}, {"measurement", row.measurement_id},
-          {"measured_at", FormatTimestamp(row.measured_at)}};
+          {"measured_at", FormatTimestamp(row.measured_at)}, {"roofline_fraction", row.roofline_fraction}};
 }
 
 nlohmann::json ToJson(const NodeRecord& node, bool with_source) {
@@ -129,24 +136,56 @@ nlohmann::json ToJson(const NodeRecord& node, bool with_source) {
   return json;
 }
 
+std::string FormatRoofline(double fraction) {
+  if (fraction <= 0) return "-";
+  return fmt::format("{:.1f}%", fraction * 100.0);
+}
+
 void PrintMeasurement(std::ostream& out, const Measurement& measurement) {
   out << "outcome: " << ToString(measurement.outcome);
   if (measurement.outcome == Outcome::kMeasured) out << "  speedup " << FormatSpeedup(measurement.speedup);
+  if (measurement.roofline_fraction > 0) out << "  " << FormatRoofline(measurement.roofline_fraction) << " of roofline";
   out << "\n";
   if (!measurement.reason.empty()) out << "reason:  " << measurement.reason << "\n";
   if (!measurement.shapes.empty()) {
-    Table table({"shape", "candidate", "p10..p90", "reference", "speedup", "GFLOP/s", "GB/s", "samples"});
+    Table table({"shape", "candidate", "p10..p90", "reference", "speedup", "GFLOP/s", "GB/s", "roofline", "samples"});
     for (const ShapeTiming& timing : measurement.shapes) {
       table.Add({ToString(timing.shape), FormatSeconds(timing.candidate.median),
                  FormatSeconds(timing.candidate.p10) + ".." + FormatSeconds(timing.candidate.p90),
                  FormatSeconds(timing.reference.median), FormatSpeedup(timing.speedup),
                  timing.gflops > 0 ? fmt::format("{:.2f}", timing.gflops) : "-",
                  timing.gbps > 0 ? fmt::format("{:.2f}", timing.gbps) : "-",
-                 std::to_string(timing.candidate.count)});
+                 FormatRoofline(timing.roofline_fraction), std::to_string(timing.candidate.count)});
     }
     table.Print(out);
   }
   if (measurement.outcome != Outcome::kMeasured && !measurement.log.empty()) out << "log:\n" << measurement.log << "\n";
+}
+
+void AddProgressFlags(CLI::App& command, ProgressFlags& flags) {
+  command.add_flag("--quiet,-q", flags.quiet, "no progress on stderr");
+  command.add_flag("--each", flags.each, "a progress line per result instead of a status line");
+  command.add_option("--log-interval", flags.log_interval,
+                     "seconds between status lines when stderr is not a terminal (default 10)")
+      ->check(CLI::PositiveNumber);
+}
+
+void ApplyProgressFlags(const ProgressFlags& flags, SearchOptions& options) {
+  options.progress = flags.quiet ? nullptr : &std::cerr;
+  options.progress_mode = flags.each                  ? ProgressMode::kEachResult
+                          : ::isatty(STDERR_FILENO)   ? ProgressMode::kLive
+                                                      : ProgressMode::kInterval;
+  options.log_interval_s = flags.log_interval;
+}
+
+std::string StopReasonText(const std::string& reason) {
+  if (reason == "time") return "the time budget is spent (time)";
+  if (reason == "evaluations") return "the evaluation budget is spent (evaluations)";
+  if (reason == "usd") return "the LLM spend budget is spent (usd)";
+  if (reason == "plateau") return "no new best within the plateau budget (plateau)";
+  if (reason == "exhausted") return "nothing left to try: every candidate's mutators declined (exhausted)";
+  if (reason == "signal") return "interrupted by a signal; `kestrel resume` continues it (signal)";
+  return reason;
 }
 
 void PrintRunSummary(const RunSummary& summary, bool json) {
@@ -166,9 +205,10 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
   }
   std::string outcomes;
   for (const auto& [outcome, count] : summary.outcomes) outcomes += fmt::format(" {} {}", outcome, count);
-  out << fmt::format("run {} stopped ({}) after {:.0f}s: {} evaluations ({}),{} duplicate proposals skipped\n",
-                           summary.run_id, summary.stop_reason, summary.seconds, summary.evaluations,
-                           outcomes.empty() ? std::string("none") : outcomes.substr(1), " " + std::to_string(summary.duplicates));
+  out << fmt::format("run {} stopped after {:.0f}s: {}\n", summary.run_id, summary.seconds,
+                     StopReasonText(summary.stop_reason));
+  out << fmt::format("{} evaluations ({}), {} duplicate proposals skipped\n", summary.evaluations,
+                     outcomes.empty() ? std::string("none") : outcomes.substr(1), summary.duplicates);
   if (summary.best_node) {
     out << fmt::format("best: node {} at {} (kestrel show {}; kestrel export {})\n", *summary.best_node,
                              FormatSpeedup(summary.best_speedup), *summary.best_node, *summary.best_node);

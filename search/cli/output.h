@@ -41,6 +41,10 @@ nlohmann::json ToJson(const NodeRecord& node, bool with_source);
 void PrintMeasurement(std::ostream& out, const Measurement& measurement);
 
 // The end of a run (kestrel run, kestrel resume) on stdout.
+// "23.4%" of the roofline; "-" when unknown (0).
+std::string FormatRoofline(double fraction);
 void PrintRunSummary(const RunSummary& summary, bool json);
+// Why a run stopped, in words: "time" -> "the time budget is spent".
+std::string StopReasonText(const std::string& reason);
 
 }  // namespace kestrel::cli

@@ -169,6 +169,7 @@ class CurlLlmClient final : public LlmClient {
       }
       Fill(parsed, response);
       if (parsed.kind == LlmErrorKind::kOk) return;
+      if (parsed.kind == LlmErrorKind::kCancelled) return MarkCancelled(response);
 
       const llm::RetryDecision decision = llm::DecideRetry(
           parsed.kind, tries, endpoint_.max_tries, http.retry_after_s, remaining_s(),

@@ -43,7 +43,7 @@ json ParseJson(const Exec& exec) {
 Workspace& Searched() {
   static Workspace* workspace = [] {
     auto* created = new Workspace();
-    const Exec run = created->Run({"run", "--task", "axpy", "--max-evals", "6", "--min-time", "0.02", "--quiet"});
+    const Exec run = created->Run({"run", "--task", "affine", "--max-evals", "6", "--min-time", "0.02", "--quiet"});
     INFO("stdout: " << run.out << "\nstderr: " << run.err);
     REQUIRE(run.code == 0);
     return created;
@@ -82,7 +82,7 @@ TEST_SUITE("cli") {
     Workspace workspace;
     const Exec table = workspace.Run({"tasks"});
     CHECK(table.code == 0);
-    for (const char* name : {"softmax", "matmul", "layernorm", "axpy", "axpy_wide"}) CHECK(Contains(table.out, name));
+    for (const char* name : {"softmax", "matmul", "layernorm", "affine", "affine_wide"}) CHECK(Contains(table.out, name));
 
     const Exec listed = workspace.Run({"tasks", "--json"});
     REQUIRE(listed.code == 0);
@@ -91,12 +91,12 @@ TEST_SUITE("cli") {
     std::set<std::string> names;
     for (const json& task : document) {
       names.insert(task.at("name").get<std::string>());
-      if (task.at("name") == "axpy") {
+      if (task.at("name") == "affine") {
         CHECK(task.at("knob_configurations") == 6);
         CHECK(task.at("signature") == "void axpy(const float* x, float* y, int64_t n)");
       }
     }
-    for (const char* name : {"softmax", "matmul", "layernorm", "axpy", "axpy_wide"}) CHECK(names.count(name) == 1);
+    for (const char* name : {"softmax", "matmul", "layernorm", "affine", "affine_wide"}) CHECK(names.count(name) == 1);
   }
 
   TEST_CASE("kestrel eval judges one file: measured, wrong, build_failed, crashed, timed_out") {
@@ -117,12 +117,12 @@ TEST_SUITE("cli") {
       CAPTURE(kernel.file);
       const fs::path file = workspace.path() / kernel.file;
       testing::WriteFile(file, kernel.text);
-      const Exec eval = workspace.Run({"eval", "axpy", file.string(), "--json", "--config", config.string()});
+      const Exec eval = workspace.Run({"eval", "affine", file.string(), "--json", "--config", config.string()});
       INFO("stderr: " << eval.err);
       CHECK(eval.code == 0);
       const json document = ParseJson(eval);
       CHECK(document.at("outcome") == kernel.outcome);
-      CHECK(document.at("task") == "axpy");
+      CHECK(document.at("task") == "affine");
       if (std::string(kernel.outcome) == "measured") {
         const double speedup = document.at("speedup").get<double>();
         CHECK(speedup > 0.5);
@@ -138,13 +138,13 @@ TEST_SUITE("cli") {
 
   TEST_CASE("kestrel eval with knobs: human output names the outcome and the knobs") {
     Workspace workspace;
-    const Exec eval = workspace.Run({"eval", "axpy", (workspace.tasks() / "axpy" / "seed.cpp").string(), "--knob",
+    const Exec eval = workspace.Run({"eval", "affine", (workspace.tasks() / "affine" / "seed.cpp").string(), "--knob",
                                      "UNROLL=4", "--min-time", "0.02"});
     INFO("stderr: " << eval.err);
     CHECK(eval.code == 0);
     CHECK(Contains(eval.out, "outcome: measured"));
     CHECK(Contains(eval.out, "UNROLL=4"));
-    const Exec bad = workspace.Run({"eval", "axpy", (workspace.tasks() / "axpy" / "seed.cpp").string(), "--knob",
+    const Exec bad = workspace.Run({"eval", "affine", (workspace.tasks() / "affine" / "seed.cpp").string(), "--knob",
                                     "UNROLL=3"});
     CHECK(bad.code == 2);
     CHECK(Contains(bad.err, "UNROLL"));
@@ -155,12 +155,12 @@ TEST_SUITE("cli") {
 
     const json runs = ParseJson(workspace.Run({"runs", "--json"}));
     REQUIRE(runs.size() == 1);
-    CHECK(runs[0].at("task") == "axpy");
+    CHECK(runs[0].at("task") == "affine");
     CHECK(runs[0].at("status") == "finished");
     CHECK(runs[0].at("stop_reason") == "evaluations");
     CHECK(runs[0].at("evaluations") == 6);
 
-    const Exec best = workspace.Run({"best", "--task", "axpy", "--json"});
+    const Exec best = workspace.Run({"best", "--task", "affine", "--json"});
     REQUIRE(best.code == 0);
     const json rows = ParseJson(best);
     REQUIRE(rows.is_array());
@@ -209,7 +209,7 @@ TEST_SUITE("cli") {
     Workspace& workspace = Searched();
     SUBCASE("a config with an unknown field") {
       const fs::path config = workspace.path() / "bad.json";
-      testing::WriteFile(config, R"({"task": "axpy", "budget": {"evaluations": 2, "tme": "1m"}})");
+      testing::WriteFile(config, R"({"task": "affine", "budget": {"evaluations": 2, "tme": "1m"}})");
       const Exec run = workspace.Run({"run", config.string(), "--quiet"});
       CHECK(run.code == 2);
       CHECK(Contains(run.err, config.string()));
@@ -219,12 +219,12 @@ TEST_SUITE("cli") {
       const Exec run = workspace.Run({"run", "--task", "no_such_task", "--max-evals", "1", "--quiet"});
       CHECK(run.code == 2);
       CHECK(Contains(run.err, "no_such_task"));
-      const Exec eval = workspace.Run({"eval", "no_such_task", (workspace.tasks() / "axpy" / "seed.cpp").string()});
+      const Exec eval = workspace.Run({"eval", "no_such_task", (workspace.tasks() / "affine" / "seed.cpp").string()});
       CHECK(eval.code == 2);
     }
     SUBCASE("a bad duration or strategy") {
-      CHECK(workspace.Run({"run", "--task", "axpy", "--time", "10 minutes"}).code == 2);
-      CHECK(workspace.Run({"run", "--task", "axpy", "--strategy", "beam", "--max-evals", "1"}).code == 2);
+      CHECK(workspace.Run({"run", "--task", "affine", "--time", "10 minutes"}).code == 2);
+      CHECK(workspace.Run({"run", "--task", "affine", "--strategy", "annealing", "--max-evals", "1"}).code == 2);
     }
     SUBCASE("no such node") {
       for (const char* command : {"show", "lineage", "export"}) {
@@ -255,7 +255,7 @@ TEST_SUITE("cli") {
   TEST_CASE("readers work while a run writes") {
     Workspace workspace;
     const Process writer = workspace.Spawn(
-        {"run", "--task", "axpy_wide", "--max-evals", "40", "--min-time", "0.01", "--quiet", "--json"});
+        {"run", "--task", "affine_wide", "--max-evals", "40", "--min-time", "0.01", "--quiet", "--json"});
     REQUIRE(WaitForRun(workspace, 0, writer));
     int reads = 0, reads_while_running = 0, seen_running = 0;
     std::optional<Exec> finished;
@@ -292,7 +292,7 @@ TEST_SUITE("cli") {
 
   TEST_CASE("SIGINT stops a run: exit 130, the run recorded as interrupted, the database intact") {
     Workspace workspace;
-    const Process run = workspace.Spawn({"run", "--task", "axpy_wide", "--time", "10m", "--min-time", "0.01"});
+    const Process run = workspace.Spawn({"run", "--task", "affine_wide", "--time", "10m", "--min-time", "0.01"});
     REQUIRE(WaitForRun(workspace, 1, run));
     REQUIRE(kill(run.pid, SIGINT) == 0);
     const Exec stopped = Workspace::Wait(run);
@@ -319,7 +319,7 @@ TEST_SUITE("cli") {
   }
   TEST_CASE("a second SIGINT exits at once with 130 and leaves a readable database") {
     Workspace workspace;
-    const Process run = workspace.Spawn({"run", "--task", "axpy_wide", "--time", "10m", "--min-time", "0.01"});
+    const Process run = workspace.Spawn({"run", "--task", "affine_wide", "--time", "10m", "--min-time", "0.01"});
     REQUIRE(WaitForRun(workspace, 1, run));
     REQUIRE(kill(run.pid, SIGINT) == 0);
     std::this_thread::sleep_for(20ms);

@@ -1,6 +1,6 @@
 #pragma once
 // The workspace of the CLI tests: a temporary directory with two small tasks
-// ("axpy", 6 knob configurations, and "axpy_wide", 48), kernels for each
+// ("affine", 6 knob configurations, and "affine_wide", 48), kernels for each
 // outcome, and helpers that run the built `kestrel` binary in it.
 
 #include <fcntl.h>
@@ -130,13 +130,13 @@ struct Process {
   fs::path out, err;
 };
 
-// A temporary directory with the tasks "axpy" (6 configurations) and
-// "axpy_wide" (48), and a database path in it (not created).
+// A temporary directory with the tasks "affine" (6 configurations) and
+// "affine_wide" (48), and a database path in it (not created).
 class Workspace {
  public:
   Workspace() {
-    WriteTask(tasks(), "axpy", kSeed);
-    WriteTask(tasks(), "axpy_wide", kWideSeed);
+    WriteTask(tasks(), "affine", kSeed);
+    WriteTask(tasks(), "affine_wide", kWideSeed);
   }
   fs::path tasks() const { return dir_ / "tasks"; }
   fs::path db() const { return dir_ / "kestrel.db"; }

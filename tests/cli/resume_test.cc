@@ -55,7 +55,7 @@ TEST_SUITE("cli resume") {
   TEST_CASE("a run killed with SIGKILL five times and resumed each time finishes its budget exactly") {
     Workspace workspace;
     constexpr int kBudget = 20;
-    Process run = workspace.Spawn({"run", "--task", "axpy_wide", "--max-evals", std::to_string(kBudget), "--quiet",
+    Process run = workspace.Spawn({"run", "--task", "affine_wide", "--max-evals", std::to_string(kBudget), "--quiet",
                                    "--min-time", "0.01"});
     for (int kill_number = 1; kill_number <= 5; ++kill_number) {
       // Kill at a different moment each time: after 0, 3, 6, ... results.
@@ -101,7 +101,7 @@ TEST_SUITE("cli resume") {
 
   TEST_CASE("resume extends a finished run's budget, and says so when nothing is unfinished") {
     Workspace workspace;
-    const Exec first = workspace.Run({"run", "--task", "axpy", "--max-evals", "2", "--quiet", "--min-time", "0.01"});
+    const Exec first = workspace.Run({"run", "--task", "affine", "--max-evals", "2", "--quiet", "--min-time", "0.01"});
     REQUIRE(first.code == 0);
     const Exec nothing = workspace.Run({"resume"});
     CHECK(nothing.code == 1);

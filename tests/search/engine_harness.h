@@ -50,8 +50,31 @@ class Harness {
     last_run_ = Must(store_->CreateRun(run));
     auto strategy = Must(MakeStrategy(config.strategy));
     auto mutators = Must(MakeMutators(config, task_, evaluator.Host()));
-    Engine engine(*store_, task_, evaluator, config, std::move(mutators), std::move(strategy),
-                  EngineOptions{last_run_, graph_id_, host_id, progress});
+    EngineOptions options;
+    options.run_id = last_run_;
+    options.graph_id = graph_id_;
+    options.host_id = host_id;
+    options.progress = progress;
+    Engine engine(*store_, task_, evaluator, config, std::move(mutators), std::move(strategy), options);
+    return engine.Run();
+  }
+
+  // Continues the last run as `kestrel resume` does: its evaluations counted,
+  // its saved state restored (unless `with_state` is false).
+  Result<RunSummary> Resume(FakeEvaluator& evaluator, RunConfig config, bool with_state = true) {
+    config.task = task_.name;
+    const RunRecord run = Must(store_->GetRun(last_run_));
+    REQUIRE(store_->FinishRun(last_run_, "running", "").has_value());
+    auto strategy = Must(MakeStrategy(config.strategy));
+    auto mutators = Must(MakeMutators(config, task_, evaluator.Host(), run.llm_usd));
+    EngineOptions options;
+    options.run_id = last_run_;
+    options.graph_id = graph_id_;
+    options.host_id = run.host_id;
+    options.spent_evaluations = run.evaluations;
+    options.spent_usd = run.llm_usd;
+    options.saved_state = with_state ? run.state_json : "";
+    Engine engine(*store_, task_, evaluator, config, std::move(mutators), std::move(strategy), options);
     return engine.Run();
   }
 

@@ -59,10 +59,18 @@ TEST_SUITE("engine") {
     CHECK(run.stop_reason == "evaluations");
     CHECK(run.evaluations == 7);
     CHECK(run.finished_at > 0);
-    // One progress line per result.
-    int lines = 0;
-    for (char c : progress.str()) lines += c == '\n';
-    CHECK(lines == 7);
+    // One progress line per result, and a line per new best.
+    int result_lines = 0, best_lines = 0;
+    std::istringstream text(progress.str());
+    for (std::string line; std::getline(text, line);) {
+      result_lines += line.rfind("[", 0) == 0;
+      best_lines += line.find("new best") != std::string::npos;
+    }
+    CHECK(result_lines == 7);
+    int best_events = 0;
+    for (const auto& event : Must(harness.store().RunEvents(harness.last_run()))) best_events += event.kind == "new_best";
+    CHECK(best_events >= 1);
+    CHECK(best_lines == best_events);
   }
 
   TEST_CASE("without a budget the whole 24-configuration space is evaluated once and the optimum is best") {
@@ -98,6 +106,45 @@ TEST_SUITE("engine") {
     CHECK(rows[0].node_id == best.id);
     CHECK(harness.LastRun().status == "finished");
     CHECK(harness.LastRun().stop_reason == "exhausted");
+  }
+
+  TEST_CASE("a resumed run continues the random stream and strategy state exactly") {
+    // One candidate in flight at a time makes a run deterministic, so a run
+    // stopped after 5 evaluations and resumed to 14 must make the same
+    // candidates, in the same order, as one uninterrupted run of 14.
+    for (const std::string strategy : {"random", "graph-ucb"}) {
+      CAPTURE(strategy);
+      const auto identities = [](Harness& harness) {
+        std::vector<std::string> out;
+        for (const NodeRecord& node : harness.Nodes()) out.push_back(node.identity);
+        return out;
+      };
+      RunConfig config = Config();
+      config.strategy.name = strategy;
+      config.parallel.max_in_flight = 1;
+      config.seed = 11;
+      config.budget.evaluations = 14;
+      Harness whole;
+      FakeEvaluator whole_evaluator;
+      Must(whole.Run(whole_evaluator, config));
+
+      Harness split;
+      FakeEvaluator split_evaluator;
+      RunConfig first = config;
+      first.budget.evaluations = 5;
+      Must(split.Run(split_evaluator, first));
+      CHECK(split.LastRun().state_json.find("\"selections\"") != std::string::npos);
+      const RunSummary resumed = Must(split.Resume(split_evaluator, config));
+      CHECK(resumed.evaluations == 9);
+      CHECK(identities(split) == identities(whole));
+
+      // Without the saved state the stream restarts and the run goes elsewhere.
+      Harness restarted;
+      FakeEvaluator restarted_evaluator;
+      Must(restarted.Run(restarted_evaluator, first));
+      Must(restarted.Resume(restarted_evaluator, config, false));
+      if (strategy == "random") CHECK(identities(restarted) != identities(whole));
+    }
   }
 
   TEST_CASE("a second run continues the same graph: no new seed, nothing evaluated twice") {

@@ -158,6 +158,74 @@ TEST_SUITE("run_config") {
     }
   }
 
+  TEST_CASE("the strategy parameters parse, default, and round-trip for every strategy") {
+    RunConfig defaults;
+    CHECK(defaults.strategy.name == "graph-ucb");
+    CHECK(defaults.strategy.subtree_weight == doctest::Approx(0.5));
+    CHECK(defaults.strategy.beam_width == 4);
+    CHECK(defaults.strategy.keep_factor == 2);
+    CHECK(defaults.strategy.islands == 4);
+    CHECK(defaults.strategy.migration_interval == 10);
+    auto config = ParseRunConfig(With("/strategy", json::parse(R"({"name": "beam", "exploration": 0.5,
+        "subtree_weight": 0.25, "beam_width": 6, "keep_factor": 3, "islands": 5, "migration_interval": 7})")),
+                                 "run.json");
+    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    CHECK(config->strategy.name == "beam");
+    CHECK(config->strategy.exploration == doctest::Approx(0.5));
+    CHECK(config->strategy.subtree_weight == doctest::Approx(0.25));
+    CHECK(config->strategy.beam_width == 6);
+    CHECK(config->strategy.keep_factor == 3);
+    CHECK(config->strategy.islands == 5);
+    CHECK(config->strategy.migration_interval == 7);
+    for (const char* name : {"graph-ucb", "beam", "greedy", "islands", "random"}) {
+      CAPTURE(name);
+      RunConfig original = *config;
+      original.strategy.name = name;
+      const json written = ToJson(original);
+      CHECK(written.at("strategy").at("name") == name);
+      auto parsed = ParseRunConfig(written, "stored config");
+      REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+      CHECK(ToJson(*parsed) == written);
+    }
+    // The stored config names the parameters its strategy reads.
+    RunConfig islands = *config;
+    islands.strategy.name = "islands";
+    const json stored = ToJson(islands).at("strategy");
+    CHECK(stored.at("islands") == 5);
+    CHECK(stored.at("migration_interval") == 7);
+    CHECK(stored.at("subtree_weight") == 0.25);
+    CHECK_FALSE(stored.contains("beam_width"));
+    CHECK(ToJson(*config).at("strategy").at("beam_width") == 6);
+  }
+
+  TEST_CASE("each bad strategy field is refused with a message naming the file and the field") {
+    struct Bad {
+      const char* what;
+      json document;
+      const char* field;
+    };
+    const Bad cases[] = {
+        {"unknown strategy field", With("/strategy/beam_widht", 4), "strategy.beam_widht"},
+        {"zero beam width", With("/strategy/beam_width", 0), "strategy.beam_width"},
+        {"fractional keep factor", With("/strategy/keep_factor", 1.5), "strategy.keep_factor"},
+        {"subtree weight above 1", With("/strategy/subtree_weight", 1.5), "strategy.subtree_weight"},
+        {"no islands", With("/strategy/islands", 0), "strategy.islands"},
+        {"migration interval a string", With("/strategy/migration_interval", "10"), "strategy.migration_interval"},
+    };
+    for (const Bad& bad : cases) {
+      const std::string what = bad.what;
+      CAPTURE(what);
+      const std::string message = RefusalOf(bad.document);
+      CAPTURE(message);
+      CHECK(message.find("runs/bad.json") != std::string::npos);
+      CHECK(message.find(std::string(bad.field) + ":") != std::string::npos);
+    }
+    const std::string unknown = RefusalOf(With("/strategy/name", "annealing"));
+    for (const char* name : {"graph-ucb", "beam", "greedy", "islands", "random"}) {
+      CHECK(unknown.find(name) != std::string::npos);
+    }
+  }
+
   TEST_CASE("a document that is not an object is refused") {
     const std::string message = RefusalOf(json::array({1, 2}));
     CHECK(message.find("runs/bad.json") != std::string::npos);

@@ -1,12 +1,18 @@
-// The strategies (search/strategy.h): which node is expanded next.
+// The strategies (search/strategy.h): which node is expanded next, and
+// their saved state.
 
 #include <doctest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "graph/search_graph.h"
 #include "search/strategy.h"
@@ -15,12 +21,19 @@ using namespace kestrel;
 
 namespace {
 
-const char* const kNames[] = {"graph-ucb", "greedy", "random"};
+const char* const kNames[] = {"graph-ucb", "beam", "greedy", "islands", "random"};
 
-std::unique_ptr<Strategy> Make(const std::string& name, double exploration = 1.0) {
-  auto strategy = MakeStrategy(StrategyConfig{name, exploration});
+std::unique_ptr<Strategy> Make(const StrategyConfig& config) {
+  auto strategy = MakeStrategy(config);
   REQUIRE_MESSAGE(strategy.has_value(), strategy.error().message());
   return std::move(*strategy);
+}
+
+std::unique_ptr<Strategy> Make(const std::string& name, double exploration = 1.0) {
+  StrategyConfig config;
+  config.name = name;
+  config.exploration = exploration;
+  return Make(config);
 }
 
 void Add(SearchGraph& graph, NodeId id, NodeStatus status, std::optional<double> speedup = std::nullopt,
@@ -32,6 +45,61 @@ void Add(SearchGraph& graph, NodeId id, NodeStatus status, std::optional<double>
   graph.AddNode(node);
   graph.SetResult(id, status, speedup);
   for (int i = 0; i < expansions; ++i) graph.NoteExpansion(id);
+}
+
+// A measured node derived from `parent` (edge kind `kind`).
+void AddChild(SearchGraph& graph, NodeId id, NodeId parent, double speedup, const std::string& kind = "derive",
+              int expansions = 0) {
+  Add(graph, id, NodeStatus::kMeasured, speedup, expansions);
+  graph.AddDerivation(parent, id, kind);
+}
+
+// A search as the engine drives one, without mutators: each step selects a
+// parent, notes the expansion and adds a measured child whose speedup is the
+// parent's times a factor in [0.8, 1.25) drawn from `world`.
+class Simulation {
+ public:
+  explicit Simulation(std::uint64_t world_seed = 42) : world_(world_seed) {}
+  SearchGraph& graph() { return graph_; }
+
+  // The child's id, or nullopt when nothing was selected.
+  std::optional<NodeId> Step(Strategy& strategy, std::mt19937_64& rng, std::optional<NodeId>* parent = nullptr) {
+    const auto chosen = strategy.Select(graph_, rng);
+    if (parent) *parent = chosen;
+    if (!chosen) return std::nullopt;
+    return Expand(*chosen);
+  }
+
+  NodeId Expand(NodeId parent) {
+    graph_.NoteExpansion(parent);
+    std::uniform_real_distribution<double> factor(0.8, 1.25);
+    const NodeId child = next_id_++;
+    AddChild(graph_, child, parent, *graph_.Node(parent).speedup * factor(world_));
+    return child;
+  }
+
+ private:
+  SearchGraph graph_;
+  std::mt19937_64 world_;
+  NodeId next_id_ = 1000;
+};
+
+// The k fastest of `nodes`, best first, ties by lower id: the beam's order.
+std::vector<NodeId> TopBySpeedup(const SearchGraph& graph, std::vector<NodeId> nodes, std::size_t k) {
+  std::sort(nodes.begin(), nodes.end(), [&graph](NodeId a, NodeId b) {
+    const double sa = *graph.Node(a).speedup, sb = *graph.Node(b).speedup;
+    return sa != sb ? sa > sb : a < b;
+  });
+  nodes.resize(std::min(k, nodes.size()));
+  return nodes;
+}
+
+std::vector<NodeId> Measured(const SearchGraph& graph, const Strategy& strategy) {
+  std::vector<NodeId> nodes;
+  for (NodeId id : graph.Nodes()) {
+    if (graph.Node(id).status == NodeStatus::kMeasured && !strategy.IsExhausted(id)) nodes.push_back(id);
+  }
+  return nodes;
 }
 
 // Measured 1 (1.0x), 4 (2.0x, to be marked exhausted), 6 (0.5x); the others
@@ -168,10 +236,339 @@ TEST_SUITE("strategy") {
     for (int i = 0; i < 50; ++i) CHECK(strategy->Select(graph, a) == strategy->Select(graph, b));
   }
 
-  TEST_CASE("an unknown name is refused") {
+  TEST_CASE("an unknown name is refused, and the message lists every known name") {
     auto strategy = MakeStrategy(StrategyConfig{"beam-search", 1.0});
     REQUIRE_FALSE(strategy.has_value());
     CHECK(strategy.error().IsInvalidArgument());
     CHECK(strategy.error().message().find("beam-search") != std::string::npos);
+    for (const char* name : kNames) CHECK(strategy.error().message().find(name) != std::string::npos);
+    CHECK(StrategyNames() == std::vector<std::string>(std::begin(kNames), std::end(kNames)));
+  }
+}
+
+TEST_SUITE("strategy: graph-ucb") {
+  // Root 1 (1.0x) with two equally fast children, 2 and 3 (1.5x); 2's child
+  // 4 (3.0x) is exhausted, so only 1, 2 and 3 can be chosen.
+  SearchGraph LineageGraph() {
+    SearchGraph graph;
+    Add(graph, 1, NodeStatus::kMeasured, 1.0, 2);
+    AddChild(graph, 2, 1, 1.5, "derive", 1);
+    AddChild(graph, 3, 1, 1.5, "derive", 1);
+    AddChild(graph, 4, 2, 3.0);
+    return graph;
+  }
+
+  TEST_CASE("prefers a node whose subtree holds the best speedup over an equally fast leaf") {
+    SearchGraph graph = LineageGraph();
+    // A duplicate edge (a re-proposal of 4 from 3) does not make 4 a descendant of 3.
+    graph.AddDerivation(3, 4, "duplicate");
+    for (double exploration : {0.0, 0.3, 1.0}) {
+      CAPTURE(exploration);
+      for (std::uint64_t seed = 0; seed < 20; ++seed) {
+        auto strategy = Make("graph-ucb", exploration);
+        strategy->MarkExhausted(4);
+        std::mt19937_64 rng(seed);
+        CHECK(strategy->Select(graph, rng) == NodeId{2});
+      }
+    }
+  }
+
+  TEST_CASE("with subtree_weight 0 the two equally fast children tie") {
+    const SearchGraph graph = LineageGraph();
+    StrategyConfig config;
+    config.subtree_weight = 0.0;
+    config.exploration = 0.0;
+    std::set<NodeId> chosen;
+    for (std::uint64_t seed = 0; seed < 40; ++seed) {
+      auto strategy = Make(config);
+      strategy->MarkExhausted(4);
+      std::mt19937_64 rng(seed);
+      chosen.insert(*strategy->Select(graph, rng));
+    }
+    CHECK(chosen == std::set<NodeId>{2, 3});
+  }
+
+  TEST_CASE("a new best deep in a lineage raises every ancestor, between two selections") {
+    SearchGraph graph = LineageGraph();
+    auto strategy = Make("graph-ucb", 0.0);
+    strategy->MarkExhausted(4);
+    std::mt19937_64 rng(1);
+    REQUIRE(strategy->Select(graph, rng) == NodeId{2});
+    // 3's grandchild is measured at 6x: 3's subtree now holds the best.
+    AddChild(graph, 5, 3, 1.2);
+    AddChild(graph, 6, 5, 6.0);
+    for (NodeId id : {5, 6}) strategy->MarkExhausted(id);
+    CHECK(strategy->Select(graph, rng) == NodeId{3});
+    // A node whose measurement arrives later (proposed, then measured) counts too.
+    Add(graph, 7, NodeStatus::kProposed);
+    graph.AddDerivation(2, 7, "derive");
+    CHECK(strategy->Select(graph, rng) == NodeId{3});
+    graph.SetResult(7, NodeStatus::kMeasured, 9.0);
+    strategy->MarkExhausted(7);
+    CHECK(strategy->Select(graph, rng) == NodeId{2});
+  }
+}
+
+TEST_SUITE("strategy: beam") {
+  TEST_CASE("a generation expands the top W nodes k times each, in turns from the best") {
+    SearchGraph graph;
+    const double speedups[] = {1.0, 3.0, 2.0, 0.5, 2.5, 1.5};
+    for (NodeId id = 1; id <= 6; ++id) Add(graph, id, NodeStatus::kMeasured, speedups[id - 1]);
+    StrategyConfig config;
+    config.name = "beam";
+    config.beam_width = 3;
+    config.keep_factor = 2;
+    auto strategy = Make(config);
+    std::mt19937_64 rng(1);
+    std::vector<NodeId> chosen;
+    for (int i = 0; i < 6; ++i) chosen.push_back(*strategy->Select(graph, rng));
+    CHECK(chosen == std::vector<NodeId>{2, 5, 3, 2, 5, 3});
+    // A member exhausted mid-generation is skipped; the next generation
+    // starts from the graph as it is then.
+    Add(graph, 7, NodeStatus::kMeasured, 10.0);
+    strategy->MarkExhausted(5);
+    chosen.clear();
+    for (int i = 0; i < 6; ++i) chosen.push_back(*strategy->Select(graph, rng));
+    CHECK(chosen == std::vector<NodeId>{7, 2, 3, 7, 2, 3});
+  }
+
+  TEST_CASE("never selects outside the top W of its generation's start, however good the children") {
+    for (std::uint64_t seed = 0; seed < 5; ++seed) {
+      CAPTURE(seed);
+      Simulation simulation(seed);
+      SearchGraph& graph = simulation.graph();
+      for (NodeId id = 1; id <= 8; ++id) Add(graph, id, NodeStatus::kMeasured, 1.0 + 0.1 * static_cast<double>(id));
+      StrategyConfig config;
+      config.name = "beam";
+      config.beam_width = 3;
+      config.keep_factor = 2;
+      auto strategy = Make(config);
+      std::mt19937_64 rng(seed);
+      for (int generation = 0; generation < 6; ++generation) {
+        const auto top = TopBySpeedup(graph, Measured(graph, *strategy), 3);
+        std::map<NodeId, int> counts;
+        for (int i = 0; i < 6; ++i) {
+          std::optional<NodeId> parent;
+          simulation.Step(*strategy, rng, &parent);
+          REQUIRE(parent.has_value());
+          CHECK(std::find(top.begin(), top.end(), *parent) != top.end());
+          ++counts[*parent];
+        }
+        for (NodeId id : top) CHECK(counts[id] == 2);
+      }
+    }
+  }
+}
+
+TEST_SUITE("strategy: islands") {
+  StrategyConfig IslandConfig(int islands, int interval) {
+    StrategyConfig config;
+    config.name = "islands";
+    config.islands = islands;
+    config.migration_interval = interval;
+    config.exploration = 0.0;
+    return config;
+  }
+
+  // Seeds 1 (slow) and 2 (three times as fast), one per island.
+  Simulation TwoSeeds() {
+    Simulation simulation(3);
+    Add(simulation.graph(), 1, NodeStatus::kMeasured, 1.0);
+    Add(simulation.graph(), 2, NodeStatus::kMeasured, 3.0);
+    return simulation;
+  }
+
+  NodeId RootOf(SearchGraph& graph, NodeId id) { return graph.Lineage(id).front(); }
+
+  TEST_CASE("islands keep their lineages apart until a migration") {
+    Simulation simulation = TwoSeeds();
+    auto strategy = Make(IslandConfig(2, 1000));
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 40; ++i) {
+      std::optional<NodeId> parent;
+      simulation.Step(*strategy, rng, &parent);
+      REQUIRE(parent.has_value());
+      // Served in turn: island 0 holds seed 1's lineage, island 1 seed 2's,
+      // although seed 2's lineage is much faster.
+      CHECK(RootOf(simulation.graph(), *parent) == (i % 2 == 0 ? 1 : 2));
+    }
+  }
+
+  TEST_CASE("a migration brings an island's best into the next island, where it is expanded") {
+    Simulation simulation = TwoSeeds();
+    auto strategy = Make(IslandConfig(2, 4));
+    std::mt19937_64 rng(5);
+    std::vector<NodeId> roots;
+    for (int i = 0; i < 12; ++i) {
+      std::optional<NodeId> parent;
+      simulation.Step(*strategy, rng, &parent);
+      REQUIRE(parent.has_value());
+      roots.push_back(RootOf(simulation.graph(), *parent));
+    }
+    // Before the first migration (after 4 selections): apart.
+    CHECK(roots[0] == 1);
+    CHECK(roots[1] == 2);
+    CHECK(roots[2] == 1);
+    CHECK(roots[3] == 2);
+    // Then island 0 holds island 1's best (from seed 2, far faster) and,
+    // exploiting only, expands it.
+    CHECK(roots[4] == 2);
+    // The child made for island 0 lives in island 0 ("home" pairs).
+    const nlohmann::json state = strategy->SaveState();
+    int homes_in_0_from_2 = 0;
+    for (const auto& pair : state.at("home")) {
+      const NodeId id = pair[0].get<NodeId>();
+      homes_in_0_from_2 += pair[1].get<int>() == 0 && RootOf(simulation.graph(), id) == 2;
+    }
+    CHECK(homes_in_0_from_2 > 0);
+    CHECK_FALSE(state.at("guests").empty());
+  }
+
+  TEST_CASE("roots are dealt to islands in turn and an island without expandable nodes is skipped") {
+    SearchGraph graph;
+    for (NodeId id = 1; id <= 5; ++id) Add(graph, id, NodeStatus::kMeasured, 1.0);
+    StrategyConfig config = IslandConfig(3, 1000);
+    config.exploration = 1.0;  // equal speedups: the rarely expanded goes first
+    auto strategy = Make(config);
+    strategy->MarkExhausted(2);  // island 1 holds 2 and 5
+    strategy->MarkExhausted(5);
+    std::mt19937_64 rng(1);
+    std::vector<NodeId> chosen;
+    for (int i = 0; i < 4; ++i) {
+      chosen.push_back(*strategy->Select(graph, rng));
+      graph.NoteExpansion(chosen.back());
+    }
+    // Island 0 = {1, 4}, island 2 = {3}; island 1 has nothing to expand.
+    CHECK(chosen[0] != NodeId{3});
+    CHECK(chosen[1] == NodeId{3});
+    CHECK(chosen[2] != NodeId{3});
+    CHECK(chosen[3] == NodeId{3});
+    CHECK(std::set<NodeId>{chosen[0], chosen[2]} == std::set<NodeId>{1, 4});
+  }
+}
+
+TEST_SUITE("strategy: state") {
+  StrategyConfig ConfigFor(const std::string& name) {
+    StrategyConfig config;
+    config.name = name;
+    config.beam_width = 3;
+    config.islands = 3;
+    config.migration_interval = 4;
+    return config;
+  }
+
+  TEST_CASE("a restored strategy makes the same choices as the original") {
+    for (const char* name : kNames) {
+      for (int before : {0, 1, 7, 23}) {
+        CAPTURE(name);
+        CAPTURE(before);
+        Simulation simulation(11);
+        SearchGraph& graph = simulation.graph();
+        Add(graph, 1, NodeStatus::kMeasured, 1.0);
+        Add(graph, 2, NodeStatus::kMeasured, 1.3);
+        auto original = Make(ConfigFor(name));
+        std::mt19937_64 rng(99);
+        for (int i = 0; i < before; ++i) {
+          simulation.Step(*original, rng);
+          if (i % 5 == 4) original->MarkExhausted(graph.Nodes()[static_cast<std::size_t>(i) % graph.NodeCount()]);
+        }
+        // Through text, as the engine stores it.
+        const std::string saved = original->SaveState().dump();
+        auto restored = Make(ConfigFor(name));
+        const auto status = restored->RestoreState(nlohmann::json::parse(saved));
+        REQUIRE_MESSAGE(status.has_value(), status.error().message());
+        CHECK(restored->SaveState().dump() == saved);
+        std::mt19937_64 rng_a = rng, rng_b = rng;
+        for (int i = 0; i < 30; ++i) {
+          const auto a = original->Select(graph, rng_a);
+          const auto b = restored->Select(graph, rng_b);
+          REQUIRE(a == b);
+          if (!a) break;
+          simulation.Expand(*a);
+          if (i % 7 == 3) {
+            original->MarkExhausted(*a);
+            restored->MarkExhausted(*a);
+          }
+        }
+        CHECK(original->SaveState() == restored->SaveState());
+      }
+    }
+  }
+
+  TEST_CASE("the default state is the sorted exhausted set") {
+    for (const char* name : {"graph-ucb", "greedy", "random"}) {
+      CAPTURE(name);
+      auto strategy = Make(name);
+      for (NodeId id : {9, 3, 5}) strategy->MarkExhausted(id);
+      CHECK(strategy->SaveState() == nlohmann::json{{"exhausted", {3, 5, 9}}});
+      auto fresh = Make(name);
+      REQUIRE(fresh->RestoreState(strategy->SaveState()).has_value());
+      for (NodeId id : {9, 3, 5}) CHECK(fresh->IsExhausted(id));
+      CHECK_FALSE(fresh->IsExhausted(4));
+    }
+  }
+
+  TEST_CASE("a malformed state is refused as InvalidArgument and changes nothing") {
+    using nlohmann::json;
+    // A state of each strategy with something to lose: nine selections and an exhausted node.
+    std::map<std::string, json> valid;
+    for (const char* name : kNames) {
+      Simulation simulation(2);
+      Add(simulation.graph(), 1, NodeStatus::kMeasured, 1.0);
+      auto strategy = Make(ConfigFor(name));
+      std::mt19937_64 rng(3);
+      for (int i = 0; i < 9; ++i) simulation.Step(*strategy, rng);
+      strategy->MarkExhausted(1);
+      valid[name] = strategy->SaveState();
+    }
+    struct Bad {
+      std::string strategy;
+      std::string what;
+      json state;
+    };
+    const auto with = [&valid](const std::string& name, const std::string& pointer, const json& value) {
+      json state = valid.at(name);
+      state[json::json_pointer(pointer)] = value;
+      return state;
+    };
+    const auto without = [&valid](const std::string& name, const std::string& field) {
+      json state = valid.at(name);
+      state.erase(field);
+      return state;
+    };
+    std::vector<Bad> cases = {
+        {"graph-ucb", "not an object", json::array({1, 2})},
+        {"graph-ucb", "no exhausted field", json::object()},
+        {"graph-ucb", "exhausted not an array", with("graph-ucb", "/exhausted", "1,2")},
+        {"graph-ucb", "exhausted holds a string", with("graph-ucb", "/exhausted", json::array({1, "2"}))},
+        {"greedy", "exhausted holds a fraction", with("greedy", "/exhausted", json::array({1.5}))},
+        {"random", "an unknown field", with("random", "/generation", 3)},
+        {"graph-ucb", "a beam state", valid.at("beam")},
+        {"beam", "a graph-ucb state", valid.at("graph-ucb")},
+        {"beam", "quota of another length", with("beam", "/quota", json::array({1}))},
+        {"beam", "quota above keep_factor", with("beam", "/quota/0", 3)},
+        {"beam", "negative generation", with("beam", "/generation", -1)},
+        {"beam", "cursor past the beam", with("beam", "/cursor", 7)},
+        {"beam", "no members", without("beam", "members")},
+        {"islands", "another number of islands", with("islands", "/islands", 4)},
+        {"islands", "home island out of range", with("islands", "/home/0/1", 3)},
+        {"islands", "home pair malformed", with("islands", "/home/0", json::array({1}))},
+        {"islands", "guests not pairs", with("islands", "/guests", json::array({1, 2}))},
+        {"islands", "next out of range", with("islands", "/next", 3)},
+        {"islands", "selections a string", with("islands", "/selections", "9")},
+        {"islands", "no waiting", without("islands", "waiting")},
+        {"islands", "a graph-ucb state", valid.at("graph-ucb")},
+    };
+    for (const Bad& bad : cases) {
+      CAPTURE(bad.strategy);
+      CAPTURE(bad.what);
+      auto strategy = Make(ConfigFor(bad.strategy));
+      REQUIRE(strategy->RestoreState(valid.at(bad.strategy)).has_value());
+      const auto status = strategy->RestoreState(bad.state);
+      REQUIRE_FALSE(status.has_value());
+      CHECK(status.error().IsInvalidArgument());
+      CHECK(status.error().message().find("strategy state") != std::string::npos);
+      CHECK(strategy->SaveState() == valid.at(bad.strategy));
+    }
   }
 }

@@ -6,6 +6,7 @@
 #include <doctest.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <fstream>
@@ -299,7 +300,7 @@ TEST_CASE("an exhausted quota stops the LLM mutator") {
   CHECK(Count(harness, "SELECT COUNT(*) FROM run_events WHERE kind = 'mutator_stopped' AND detail_json LIKE '%quota%'") == 1);
 }
 
-TEST_CASE("no call is made that could exceed the usd budget") {
+TEST_CASE("no call is made that could exceed the usd budget, and the run stops with 'usd'") {
   ScriptedServer server({Code("fast")});
   Harness harness;
   FakeEvaluator evaluator(Speedup, OutcomeOf);
@@ -307,7 +308,46 @@ TEST_CASE("no call is made that could exceed the usd budget") {
   config.budget.usd = 0.001;  // one call may cost up to 2000 tokens * $2/Mtok = $0.004
   const RunSummary summary = Must(harness.Run(evaluator, config));
   CHECK(server.requests() == 0);
-  CHECK(summary.evaluations == 12);  // the knob mutator went on
+  CHECK(summary.stop_reason == "usd");
+  CHECK(harness.LastRun().stop_reason == "usd");
+}
+
+TEST_CASE("a resumed run counts the usd its earlier sessions spent") {
+  // Each call costs $0.0014 (1000 in, 200 out) and first reserves about
+  // $0.0045 (its worst case). The first run's calls use the $0.009 budget up;
+  // a resumed run that did not count them would make as many again and end
+  // past the budget.
+  std::vector<Reply> replies;
+  for (int i = 0; i < 8; ++i) replies.push_back(Code("v" + std::to_string(i)));
+  ScriptedServer server(replies);
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  RunConfig config = SearchConfig(server);
+  config.budget.usd = 0.009;
+  const RunSummary first = Must(harness.Run(evaluator, config));
+  CHECK(first.stop_reason == "usd");
+  const double spent = harness.LastRun().llm_usd;
+  CHECK(spent > 0.0);
+  const RunSummary resumed = Must(harness.Resume(evaluator, config));
+  CHECK(resumed.stop_reason == "usd");
+  const double total = harness.LastRun().llm_usd;
+  CHECK(total <= 0.009 + 1e-12);
+  CHECK(total + 1e-12 >= spent);
+}
+
+TEST_CASE("the end of the time budget cancels an LLM call in flight; the call is stored") {
+  ScriptedServer server({Reply(200, Reply200("too late"), {}, 6.0)});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  RunConfig config = SearchConfig(server);
+  config.budget.time = Seconds(1.5);
+  const auto start = std::chrono::steady_clock::now();
+  const RunSummary summary = Must(harness.Run(evaluator, config));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(summary.stop_reason == "time");
+  CHECK(seconds < 5.0);  // not the 6 s the reply takes
+  CHECK(server.requests() == 1);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE error LIKE '%cancelled%'") == 1);
 }
 
 TEST_CASE("the API key appears nowhere in the database file") {

@@ -38,7 +38,7 @@ TEST_SUITE("store") {
       auto store = Must(Store::Open(path));
       CHECK(store->SchemaVersion() == kSchemaVersion);
     }
-    CHECK(QueryInt(path, "PRAGMA user_version") == 1);
+    CHECK(QueryInt(path, "PRAGMA user_version") == kSchemaVersion);
     CHECK(QueryInt(path, "PRAGMA application_id") == store::kApplicationId);
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'measurement_shapes'") == 1);
     sqlite3* db = nullptr;
@@ -56,7 +56,7 @@ TEST_SUITE("store") {
       Must(store->UpsertTask(testing::MakeTask("t")));
     }
     auto again = Must(Store::Open(path));
-    CHECK(again->SchemaVersion() == 1);
+    CHECK(again->SchemaVersion() == kSchemaVersion);
     CHECK(QueryInt(path, "SELECT count(*) FROM tasks") == 1);
   }
 
@@ -65,8 +65,42 @@ TEST_SUITE("store") {
     const auto path = dir / "empty.db";
     testing::WriteFile(path, "");
     auto store = Must(Store::Open(path));
-    CHECK(store->SchemaVersion() == 1);
+    CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(QueryInt(path, "PRAGMA application_id") == store::kApplicationId);
+  }
+
+  TEST_CASE("a v1 file with a run is migrated to v2 and keeps the run; its state is saved and read back") {
+    testing::TempDir dir;
+    const auto path = dir / "v1.db";
+    std::int64_t run_id = 0;
+    {
+      auto store = Must(Store::Open(path));
+      const auto task_id = Must(store->UpsertTask(testing::MakeTask("t")));
+      RunRecord run;
+      run.task_id = task_id;
+      run.graph_id = Must(store->GraphForTask(task_id, false));
+      run.config_json = "{}";
+      run_id = Must(store->CreateRun(run));
+    }
+    // Back to what Kestrel v1 wrote: no state column, no roofline, no calibrations.
+    Exec(path,
+         "ALTER TABLE runs DROP COLUMN state_json; ALTER TABLE measurements DROP COLUMN roofline_fraction;"
+         "ALTER TABLE measurement_shapes DROP COLUMN roofline_fraction; DROP TABLE calibrations;"
+         "PRAGMA user_version = 1;");
+    {
+      auto store = Must(Store::Open(path));
+      CHECK(store->SchemaVersion() == 2);
+      const RunRecord run = Must(store->GetRun(run_id));
+      CHECK(run.state_json == "{}");
+      CHECK(run.llm_usd == 0.0);
+      CHECK_FALSE(Must(store->LatestCalibration(run.host_id, 1)).has_value());
+      Must(store->SaveRunState(run_id, R"({"selections":7})"));
+      auto missing = store->SaveRunState(run_id + 100, "{}");
+      REQUIRE_FALSE(missing);
+      CHECK(missing.error().IsNotFound());
+    }
+    auto store = Must(Store::Open(path, Store::Mode::kReadOnly));
+    CHECK(Must(store->GetRun(run_id)).state_json == R"({"selections":7})");
   }
 
   TEST_CASE("a file from a newer Kestrel is refused") {
@@ -79,7 +113,7 @@ TEST_SUITE("store") {
       REQUIRE_FALSE(store);
       CHECK(store.error().code() == ErrorCode::kCorruption);
       const std::string& message = store.error().message();
-      CHECK_MESSAGE(Contains(message, "created by a newer Kestrel (schema v99); this build reads up to v1"), message);
+      CHECK_MESSAGE(Contains(message, "created by a newer Kestrel (schema v99); this build reads up to v" + std::to_string(kSchemaVersion)), message);
       CHECK(Contains(message, path.string()));
     }
     CHECK(QueryInt(path, "PRAGMA user_version") == 99);  // untouched
@@ -145,7 +179,7 @@ TEST_SUITE("store") {
       const auto path = dir / "current.db";
       Must(Store::Open(path));
       auto store = Must(Store::Open(path, Store::Mode::kReadOnly));
-      CHECK(store->SchemaVersion() == 1);
+      CHECK(store->SchemaVersion() == kSchemaVersion);
       CHECK(Must(store->ListRuns()).empty());
       auto write = store->UpsertTask(testing::MakeTask("t"));
       REQUIRE_FALSE(write);

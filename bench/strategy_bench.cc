@@ -1,0 +1,472 @@
+// Strategy efficiency: how many evaluations each strategy needs to come
+// within 5% of the best configuration of a built-in task's knob space.
+//
+// The spaces were measured once, exhaustively, with the real CPU evaluator
+// (scripts/measure_knob_space writes bench/data/TASK.json). A run replays
+// one: the real Engine with the knob mutator and a SQLite store in a temp
+// dir, and an in-process evaluator that returns the recorded outcome and
+// speedup of each candidate's knob values. A run stops at the first
+// evaluation within 5% of the table's best (budget: the space's size). One
+// candidate is in flight at a time, so each selection sees every result but
+// the one still in flight; the evaluator takes 1 ms per measurement so that
+// this holds whatever the scheduling.
+//
+//   BM_Efficiency/TASK/STRATEGY  one iteration runs every seed; counters:
+//     median_evals     median evaluations to come within 5% of the best
+//     ratio_to_random  median_evals / random's median_evals
+//     reached          runs that got there (a run that did not counts as the
+//                      space's size)
+//   BM_Select/STRATEGY/N         one selection (and the child it leads to) on
+//                                a random tree of N nodes, half measured;
+//                                first_select_ms: the first, which fills caches
+//
+// After the benchmarks, a markdown table of the same figures on stdout.
+// Flags besides Google Benchmark's: --seeds=N (default 20), --data=DIR
+// (default: bench/data of the source tree), --target=F (default 0.95).
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/candidate.h"
+#include "core/task.h"
+#include "search/engine.h"
+#include "search/search.h"
+#include "search/stop.h"
+#include "search/strategy.h"
+#include "store/store.h"
+
+namespace kestrel {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Options {
+  int seeds = 20;
+  fs::path data = BuiltinTasksDir().parent_path().parent_path() / "bench" / "data";
+  double target = 0.95;
+};
+
+Options& GetOptions() {
+  static Options options;
+  return options;
+}
+
+struct Entry {
+  Outcome outcome = Outcome::kRejected;
+  double speedup = 0.0;
+};
+
+// A measured knob space: per seed file, its knobs in declared order and the
+// entry of each configuration ("A=1 B=2").
+struct Space {
+  Task task;
+  std::map<std::string, std::vector<std::string>> knob_order;
+  std::map<std::string, std::map<std::string, Entry>> configs;
+  std::size_t size = 0;
+  double best = 0.0;
+  std::size_t near = 0;  // configurations within the target of the best
+};
+
+Result<Space> LoadSpace(const fs::path& table_path, double target) {
+  const std::string where = table_path.string();
+  std::ifstream in(table_path);
+  if (!in) return Fail(Error::NotFound(where + ": cannot read"));
+  Space space;
+  try {
+    const nlohmann::json table = nlohmann::json::parse(in);
+    auto task = FindTask(table.at("task").get<std::string>(), TaskDirs({}));
+    if (!task) return Fail(task.error().WithContext(where));
+    space.task = std::move(*task);
+    for (const auto& [seed, entry] : table.at("seeds").items()) {
+      // The table must describe the seed as it is now, and all of its space.
+      const auto source = std::find_if(space.task.seeds.begin(), space.task.seeds.end(),
+                                       [&seed](const SourceFile& file) { return file.name == seed; });
+      if (source == space.task.seeds.end()) return Fail(Error::Corruption(where + ": the task has no seed " + seed));
+      auto declared = ParseKnobs(source->text);
+      if (!declared) return Fail(declared.error().WithContext(where));
+      std::size_t combinations = 1;
+      std::vector<std::pair<std::string, std::vector<std::string>>> expected, recorded;
+      for (const KnobSpec& knob : *declared) {
+        expected.emplace_back(knob.name, knob.values);
+        combinations *= knob.values.size();
+      }
+      for (const auto& knob : entry.at("knobs")) {
+        recorded.emplace_back(knob.at("name").get<std::string>(), knob.at("values").get<std::vector<std::string>>());
+        space.knob_order[seed].push_back(recorded.back().first);
+      }
+      if (recorded != expected || entry.at("configs").size() != combinations) {
+        return Fail(Error::Corruption(where + ": " + seed + " declares other knobs than the table, or the table is " +
+                                      "incomplete (run scripts/measure_knob_space " + space.task.name + ")"));
+      }
+      for (const auto& [key, result] : entry.at("configs").items()) {
+        const auto outcome = ParseOutcome(result.at("outcome").get<std::string>());
+        if (!outcome) return Fail(Error::Corruption(where + ": " + key + ": unknown outcome"));
+        Entry replay{*outcome, result.value("speedup", 0.0)};
+        space.configs[seed][key] = replay;
+        ++space.size;
+        if (replay.outcome == Outcome::kMeasured) space.best = std::max(space.best, replay.speedup);
+      }
+    }
+  } catch (const nlohmann::json::exception& error) {
+    return Fail(Error::Corruption(where + ": " + error.what()));
+  }
+  for (const auto& [seed, configs] : space.configs) {
+    for (const auto& [key, entry] : configs) {
+      space.near += entry.outcome == Outcome::kMeasured && entry.speedup >= target * space.best;
+    }
+  }
+  if (space.best <= 0) return Fail(Error::Corruption(where + ": no measured configuration"));
+  return space;
+}
+
+// Replays a Space: Build and Measure return what the table recorded for the
+// candidate's seed and knob values. On the first result within `target` of
+// the best it notes the evaluation count and requests the engine's stop.
+class ReplayEvaluator final : public Evaluator {
+ public:
+  ReplayEvaluator(const Space& space, double target) : space_(space), threshold_(target * space.best) {
+    host_.name = "replay";
+    host_.cpu_model = "replayed from bench/data";
+    host_.cores = 1;
+  }
+
+  BuildResult Build(const Candidate& candidate) override {
+    BuildResult result;
+    result.ok = Lookup(candidate).outcome != Outcome::kBuildFailed;
+    result.library = "/nonexistent/replay.so";
+    return result;
+  }
+
+  Measurement Measure(const Candidate& candidate, const BuildResult& /*build*/) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const Entry entry = Lookup(candidate);
+    Measurement measurement;
+    measurement.outcome = entry.outcome;
+    measurement.input_sets = 1;
+    if (entry.outcome == Outcome::kMeasured) {
+      measurement.speedup = entry.speedup;
+      ShapeTiming timing;
+      timing.shape = space_.task.shapes.front();
+      timing.reference_seconds = {1e-3};
+      timing.candidate_seconds = {1e-3 / entry.speedup};
+      timing.reference = Summarize(timing.reference_seconds);
+      timing.candidate = Summarize(timing.candidate_seconds);
+      timing.speedup = entry.speedup;
+      measurement.shapes.push_back(timing);
+    } else {
+      measurement.reason = "replayed " + std::string(ToString(entry.outcome));
+    }
+    std::lock_guard lock(mutex_);
+    ++evaluations_;
+    if (!reached_at_ && entry.outcome == Outcome::kMeasured && entry.speedup >= threshold_) {
+      reached_at_ = evaluations_;
+      RequestStop();
+    }
+    return measurement;
+  }
+
+  std::string Toolchain() const override { return "replay"; }
+  std::vector<std::string> Flags() const override { return {}; }
+  const HostInfo& Host() const override { return host_; }
+
+  // The evaluation that first came within the target, if any.
+  std::optional<int> ReachedAt() const {
+    std::lock_guard lock(mutex_);
+    return reached_at_;
+  }
+
+ private:
+  Entry Lookup(const Candidate& candidate) const {
+    for (const SourceFile& seed : space_.task.seeds) {
+      if (seed.text != candidate.source) continue;
+      std::string key;
+      for (const std::string& name : space_.knob_order.at(seed.name)) {
+        const auto value = candidate.knobs.find(name);
+        if (value == candidate.knobs.end()) return {};
+        key += (key.empty() ? "" : " ") + name + "=" + value->second;
+      }
+      const auto& configs = space_.configs.at(seed.name);
+      const auto found = configs.find(key);
+      return found == configs.end() ? Entry{} : found->second;
+    }
+    return {};  // a source the table does not know: rejected
+  }
+
+  const Space& space_;
+  double threshold_;
+  HostInfo host_;
+  mutable std::mutex mutex_;
+  int evaluations_ = 0;
+  std::optional<int> reached_at_;
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "kestrel-strategy-bench-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// One search of `space` with `strategy` and `seed`: the evaluations it took
+// to come within the target, or nullopt when it never did.
+Result<std::optional<int>> RunOnce(const Space& space, const std::string& strategy_name, std::uint64_t seed) {
+  TempDir dir;
+  auto store = Store::Open(dir.path() / "kestrel.db");
+  if (!store) return Fail(store.error());
+  ReplayEvaluator evaluator(space, GetOptions().target);
+  RunConfig config;
+  config.task = space.task.name;
+  config.strategy.name = strategy_name;
+  config.seed = seed;
+  config.budget.evaluations = static_cast<std::int64_t>(space.size);
+  config.parallel.compile_jobs = 1;
+  config.parallel.measure_slots = 1;
+  config.parallel.max_in_flight = 1;
+  auto task_id = (*store)->UpsertTask(space.task);
+  if (!task_id) return Fail(task_id.error());
+  auto graph_id = (*store)->GraphForTask(*task_id, false);
+  if (!graph_id) return Fail(graph_id.error());
+  auto host_id = (*store)->UpsertHost(evaluator.Host());
+  if (!host_id) return Fail(host_id.error());
+  RunRecord run;
+  run.task_id = *task_id;
+  run.graph_id = *graph_id;
+  run.host_id = *host_id;
+  run.config_json = ToJson(config).dump();
+  auto run_id = (*store)->CreateRun(run);
+  if (!run_id) return Fail(run_id.error());
+  auto strategy = MakeStrategy(config.strategy);
+  if (!strategy) return Fail(strategy.error());
+  auto mutators = MakeMutators(config, space.task, evaluator.Host());
+  if (!mutators) return Fail(mutators.error());
+  EngineOptions options;
+  options.run_id = *run_id;
+  options.graph_id = *graph_id;
+  options.host_id = *host_id;
+  ResetStop();
+  Engine engine(**store, space.task, evaluator, config, std::move(*mutators), std::move(*strategy), options);
+  auto summary = engine.Run();
+  ResetStop();
+  if (!summary) return Fail(summary.error());
+  return evaluator.ReachedAt();
+}
+
+struct Figures {
+  std::vector<int> evaluations;  // per seed; the space's size for a run that never reached the target
+  int reached = 0;
+  double Median() const {
+    std::vector<int> sorted = evaluations;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    if (n == 0) return 0.0;
+    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+  }
+};
+
+const std::vector<std::string>& Strategies() { return StrategyNames(); }
+
+std::map<std::string, Space>& Spaces() {
+  static std::map<std::string, Space> spaces;
+  return spaces;
+}
+
+// Every seed of (task, strategy), once per process.
+const Figures& FiguresFor(const std::string& task, const std::string& strategy) {
+  static std::map<std::pair<std::string, std::string>, Figures> cache;
+  const auto key = std::make_pair(task, strategy);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  Figures figures;
+  const Space& space = Spaces().at(task);
+  for (int seed = 1; seed <= GetOptions().seeds; ++seed) {
+    auto evaluations = RunOnce(space, strategy, static_cast<std::uint64_t>(seed));
+    if (!evaluations) {
+      std::cerr << "strategy_bench: " << task << " " << strategy << " seed " << seed << ": "
+                << evaluations.error().message() << "\n";
+      std::exit(1);
+    }
+    figures.evaluations.push_back(evaluations->value_or(static_cast<int>(space.size)));
+    figures.reached += evaluations->has_value();
+  }
+  return cache.emplace(key, std::move(figures)).first->second;
+}
+
+void BM_Efficiency(benchmark::State& state, const std::string& task, const std::string& strategy) {
+  for (auto _ : state) benchmark::DoNotOptimize(FiguresFor(task, strategy).evaluations.data());
+  const Figures& figures = FiguresFor(task, strategy);
+  const double random = FiguresFor(task, "random").Median();
+  state.counters["median_evals"] = figures.Median();
+  state.counters["ratio_to_random"] = random > 0 ? figures.Median() / random : 0.0;
+  state.counters["reached"] = figures.reached;
+  state.counters["space"] = static_cast<double>(Spaces().at(task).size);
+}
+
+// The cost of one selection on a large graph: a random tree of N nodes, half
+// of them measured; each iteration selects a parent and adds a measured child
+// of it, as a run does between two selections.
+void BM_Select(benchmark::State& state, const std::string& strategy_name) {
+  const auto count = static_cast<NodeId>(state.range(0));
+  std::mt19937_64 random(42);
+  std::uniform_real_distribution<double> speedup(0.5, 4.0);
+  SearchGraph graph;
+  for (NodeId id = 1; id <= count; ++id) {
+    GraphNode node;
+    node.id = id;
+    node.identity = std::to_string(id);
+    if (random() % 2 == 0) {
+      node.status = NodeStatus::kMeasured;
+      node.speedup = speedup(random);
+    } else {
+      node.status = NodeStatus::kWrong;
+    }
+    graph.AddNode(node);
+    if (id > 1) graph.AddDerivation(static_cast<NodeId>(1 + random() % static_cast<std::uint64_t>(id - 1)), id, "derive");
+  }
+  StrategyConfig config;
+  config.name = strategy_name;
+  auto strategy = std::move(*MakeStrategy(config));
+  // The first selection builds the strategy's caches (subtree bests, island
+  // homes), once per run or resume; it is reported apart.
+  const auto started = std::chrono::steady_clock::now();
+  benchmark::DoNotOptimize(strategy->Select(graph, random));
+  state.counters["first_select_ms"] =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  NodeId next = count + 1;
+  for (auto _ : state) {
+    const auto parent = strategy->Select(graph, random);
+    if (!parent) break;
+    graph.NoteExpansion(*parent);
+    GraphNode child;
+    child.id = next;
+    child.identity = std::to_string(next);
+    child.status = NodeStatus::kMeasured;
+    child.speedup = speedup(random);
+    graph.AddNode(child);
+    graph.AddDerivation(*parent, next++, "derive");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+std::string Number(double value) {
+  return value == static_cast<double>(static_cast<long>(value)) ? fmt::format("{:.0f}", value)
+                                                                  : fmt::format("{:.1f}", value);
+}
+
+void PrintTable() {
+  const Options& options = GetOptions();
+  std::cout << fmt::format(
+      "\nEvaluations to come within {:.0f}% of the best configuration (median over {} seeds; in brackets, the ratio "
+      "to random's median):\n\n",
+      100 * (1 - options.target), options.seeds);
+  std::cout << fmt::format("| task | configs | best | within {:.0f}% | uniform draws |", 100 * (1 - options.target));
+  for (const auto& strategy : Strategies()) std::cout << " " << strategy << " |";
+  std::cout << "\n| --- | ---: | ---: | ---: | ---: |";
+  for (std::size_t i = 0; i < Strategies().size(); ++i) std::cout << " ---: |";
+  std::cout << "\n";
+  int ucb_wins = 0;
+  for (const auto& [name, space] : Spaces()) {
+    const double random = FiguresFor(name, "random").Median();
+    // Expected draws of uniform sampling without replacement to hit one of `near`.
+    const double uniform = static_cast<double>(space.size + 1) / static_cast<double>(space.near + 1);
+    std::cout << fmt::format("| {} | {} | {:.2f}x | {} | {:.1f} |", name, space.size, space.best, space.near, uniform);
+    for (const auto& strategy : Strategies()) {
+      const Figures& figures = FiguresFor(name, strategy);
+      std::cout << fmt::format(" {} ({:.2f}x){} |", Number(figures.Median()), figures.Median() / random,
+                               figures.reached < options.seeds ? fmt::format(", {} of {} reached", figures.reached,
+                                                                              options.seeds)
+                                                               : "");
+    }
+    std::cout << "\n";
+    ucb_wins += FiguresFor(name, "graph-ucb").Median() < random;
+  }
+  std::cout << fmt::format("\ngraph-ucb needs fewer evaluations than random on {} of {} tasks.\n", ucb_wins,
+                           Spaces().size());
+}
+
+int Main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  Options& options = GetOptions();
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--seeds=", 0) == 0) {
+      options.seeds = std::max(1, std::atoi(arg.c_str() + 8));
+    } else if (arg.rfind("--data=", 0) == 0) {
+      options.data = arg.substr(7);
+    } else if (arg.rfind("--target=", 0) == 0) {
+      options.target = std::atof(arg.c_str() + 9);
+    } else {
+      std::cerr << "strategy_bench: unknown flag " << arg << " (--seeds=N, --data=DIR, --target=F)\n";
+      return 2;
+    }
+  }
+  std::error_code error;
+  for (const auto& file : fs::directory_iterator(options.data, error)) {
+    if (file.path().extension() != ".json") continue;
+    auto space = LoadSpace(file.path(), options.target);
+    if (!space) {
+      std::cerr << "strategy_bench: skipped: " << space.error().message() << "\n";
+      continue;
+    }
+    const std::string name = space->task.name;
+    Spaces().emplace(name, std::move(*space));
+  }
+  if (Spaces().empty()) {
+    std::cerr << "strategy_bench: no replay tables in " << options.data.string()
+              << " (scripts/measure_knob_space writes them)\n";
+    return 1;
+  }
+  // random first: every other benchmark's ratio needs its figures, and so
+  // its time is its own.
+  std::vector<std::string> order = {"random"};
+  for (const auto& strategy : Strategies()) {
+    if (strategy != "random") order.push_back(strategy);
+  }
+  for (const auto& [task, space] : Spaces()) {
+    for (const auto& strategy : order) {
+      benchmark::RegisterBenchmark(("BM_Efficiency/" + task + "/" + strategy).c_str(),
+                                   [task, strategy](benchmark::State& state) { BM_Efficiency(state, task, strategy); })
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  for (const auto& strategy : Strategies()) {
+    benchmark::RegisterBenchmark(("BM_Select/" + strategy).c_str(),
+                                 [strategy](benchmark::State& state) { BM_Select(state, strategy); })
+        ->Arg(100000)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  PrintTable();
+  return 0;
+}
+
+}  // namespace
+}  // namespace kestrel
+
+int main(int argc, char** argv) { return kestrel::Main(argc, argv); }

@@ -1,0 +1,47 @@
+#pragma once
+// The roofline of a host (EVALUATION.md, "Calibration and plausibility"): its
+// measured peak FLOP/s and the bandwidth of each memory level, and the least
+// time a kernel could take for the flops and bytes a task's formulas give.
+//
+//   bound(shape) = max(flops / peak, bytes / bandwidth(level))
+//
+// where `level` is the smallest one that holds `bytes` (L1, L2, L3, DRAM), and
+// its bandwidth is the largest measured for that level or any larger one (a
+// slower level measured faster is noise, not hardware): the most generous
+// bandwidth a kernel with that working set could see, so the bound is
+// conservative. roofline fraction = bound / measured time; a kernel
+// at its hardware's limit is near 1, one that claims more than
+// kImplausibleFraction is flagged and never ranked.
+
+#include <optional>
+
+#include "core/host.h"
+
+namespace kestrel {
+
+struct Calibration {
+  int threads = 1;           // threads the peak and bandwidths were measured with
+  double peak_gflops = 0.0;  // FP32 fused multiply-add throughput
+  double l1_gbps = 0.0;      // read bandwidth of a working set of half of each level
+  double l2_gbps = 0.0;
+  double l3_gbps = 0.0;
+  double dram_gbps = 0.0;
+  double seconds = 0.0;      // how long calibrating took
+
+  bool ok() const { return peak_gflops > 0 && dram_gbps > 0; }
+};
+
+// A fraction above this is physically implausible: timing or correctness was fooled.
+inline constexpr double kImplausibleFraction = 1.5;
+
+// Each figure the larger of the two: what both calibrations say the host can at least do.
+Calibration Merge(const Calibration& a, const Calibration& b);
+
+// Bandwidth (GB/s) of the smallest level of `host` that holds `bytes`.
+double BandwidthFor(const Calibration& calibration, const HostInfo& host, double bytes);
+
+// The roofline time in seconds; 0 when the calibration or both formulas are missing.
+double RooflineSeconds(const Calibration& calibration, const HostInfo& host, std::optional<double> flops,
+                       std::optional<double> bytes);
+
+}  // namespace kestrel

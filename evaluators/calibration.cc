@@ -1,0 +1,219 @@
+#include "evaluators/calibration.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <stdlib.h>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/hash.h"
+#include "evaluators/compiler.h"
+#include "evaluators/subprocess.h"
+
+namespace kestrel {
+namespace {
+
+// The calibration program. argv: threads, L1, L2, L3 bytes. Prints one JSON
+// object. Each figure is the best of four repetitions of about 20 ms.
+constexpr char kProgram[] = R"cpp(
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <stdlib.h>
+#include <thread>
+#include <vector>
+
+using Clock = std::chrono::steady_clock;
+constexpr int kLanes = 128;  // independent FMA chains: enough to hide FMA latency
+constexpr int kSumLanes = 128;
+
+__attribute__((noinline)) float Fma(long iters, float m, float c) {
+  float acc[kLanes];
+  for (int j = 0; j < kLanes; ++j) acc[j] = 1e-3f * static_cast<float>(j);
+  for (long i = 0; i < iters; ++i) {
+    for (int j = 0; j < kLanes; ++j) acc[j] = acc[j] * m + c;
+  }
+  float s = 0;
+  for (int j = 0; j < kLanes; ++j) s += acc[j];
+  return s;
+}
+
+__attribute__((noinline)) float Sum(const float* x, long n, long passes) {
+  float acc[kSumLanes] = {};
+  for (long p = 0; p < passes; ++p) {
+    for (long i = 0; i + kSumLanes <= n; i += kSumLanes) {
+      for (int j = 0; j < kSumLanes; ++j) acc[j] += x[i + j];
+    }
+  }
+  float s = 0;
+  for (int j = 0; j < kSumLanes; ++j) s += acc[j];
+  return s;
+}
+
+volatile float sink;
+
+// Runs work(thread) on `threads` threads at once; seconds of the slowest.
+template <class Work>
+double Parallel(int threads, Work work) {
+  const auto start = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back([&work, t] { work(t); });
+  work(0);
+  for (auto& thread : pool) thread.join();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Best rate (units per second) over repetitions of `run(count)`, with count
+// grown until one repetition takes ~40 ms.
+template <class Run>
+double BestRate(Run run, double units_per_count) {
+  long count = 1;
+  while (run(count) < 0.02 && count < (1L << 40)) count *= 2;
+  double best = 0;
+  for (int rep = 0; rep < 4; ++rep) best = std::max(best, units_per_count * static_cast<double>(count) / run(count));
+  return best;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 5) return 2;
+  const int threads = std::max(1, std::atoi(argv[1]));
+  const long levels[3] = {std::atol(argv[2]), std::atol(argv[3]), std::atol(argv[4])};
+  const double peak = BestRate([&](long iters) {
+    return Parallel(threads, [&](int t) { sink = Fma(iters, 0.9999999f, 1e-7f * static_cast<float>(t + 1)); });
+  }, 2.0 * kLanes * threads);
+  // Read bandwidth over a working set of `bytes` per thread.
+  const auto bandwidth = [&](long bytes) {
+    const long n = std::max<long>(kSumLanes, bytes / static_cast<long>(sizeof(float)) / kSumLanes * kSumLanes);
+    std::vector<std::vector<float>> buffers(threads, std::vector<float>(n, 1.0f));
+    return BestRate([&](long passes) {
+      return Parallel(threads, [&](int t) { sink = Sum(buffers[t].data(), n, passes); });
+    }, static_cast<double>(n) * sizeof(float) * threads) / 1e9;
+  };
+  const long l1 = levels[0] > 0 ? levels[0] : 32L << 10;
+  const long l2 = levels[1] > 0 ? levels[1] : 1L << 20;
+  const long l3 = levels[2] > 0 ? levels[2] : 8L << 20;
+  double gbps[4] = {};
+  gbps[0] = bandwidth(l1 / 2);  // half of a private level per thread
+  gbps[1] = bandwidth(l2 / 2);
+  // L3: the best of working sets from twice L2 to half of the thread's share of
+  // L3. A large L3 made of slices (one per core complex) is fast only up to a
+  // slice, and the kernel's working set may fit one.
+  for (long bytes = 2 * l2; bytes <= std::min(l3 / 2 / threads, 256L << 20); bytes *= 4) {
+    gbps[2] = std::max(gbps[2], bandwidth(bytes));
+  }
+  if (gbps[2] == 0) gbps[2] = bandwidth(std::max(l3 / 2 / threads, 2 * l2));
+  // DRAM: 4x L3, at least 128 MiB and at most 1 GiB in all.
+  gbps[3] = bandwidth(std::min(std::max(4 * l3, 128L << 20), 1L << 30) / threads);
+  std::printf("{\"peak_gflops\": %.6g, \"l1_gbps\": %.6g, \"l2_gbps\": %.6g, \"l3_gbps\": %.6g, \"dram_gbps\": %.6g}\n",
+              peak / 1e9, gbps[0], gbps[1], gbps[2], gbps[3]);
+  return 0;
+}
+)cpp";
+
+std::filesystem::path CacheFile(const HostInfo& host, int threads) {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir = xdg && *xdg ? std::filesystem::path(xdg) / "kestrel"
+                              : home && *home ? std::filesystem::path(home) / ".cache" / "kestrel"
+                                              : std::filesystem::temp_directory_path() / "kestrel-cache";
+  return dir / ("calibration-" + Sha256Hex(host.Key()).substr(0, 16) + "-t" + std::to_string(threads) + ".json");
+}
+
+}  // namespace
+
+Result<Calibration> CachedCalibration(const std::string& compiler, int threads, const HostInfo& host) {
+  const auto file = CacheFile(host, threads);
+  try {
+    std::ifstream in(file);
+    if (in) {
+      const auto document = nlohmann::json::parse(in);
+      Calibration calibration;
+      calibration.threads = threads;
+      calibration.peak_gflops = document.at("peak_gflops").get<double>();
+      calibration.l1_gbps = document.at("l1_gbps").get<double>();
+      calibration.l2_gbps = document.at("l2_gbps").get<double>();
+      calibration.l3_gbps = document.at("l3_gbps").get<double>();
+      calibration.dram_gbps = document.at("dram_gbps").get<double>();
+      calibration.seconds = document.value("seconds", 0.0);
+      if (calibration.ok()) return calibration;
+    }
+  } catch (const nlohmann::json::exception&) {
+    // A damaged cache file is measured again and replaced.
+  }
+  std::string pattern = (std::filesystem::temp_directory_path() / "kestrel-calibration-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) return Fail(Error::Io("calibration: cannot create a directory like " + pattern));
+  auto measured = MeasureCalibration(compiler, threads, host, pattern);
+  std::error_code ignored;
+  std::filesystem::remove_all(pattern, ignored);
+  if (!measured) return measured;
+  std::error_code error;
+  std::filesystem::create_directories(file.parent_path(), error);
+  std::ofstream out(file);
+  out << nlohmann::json{{"host", host.Key()},
+                        {"threads", threads},
+                        {"peak_gflops", measured->peak_gflops},
+                        {"l1_gbps", measured->l1_gbps},
+                        {"l2_gbps", measured->l2_gbps},
+                        {"l3_gbps", measured->l3_gbps},
+                        {"dram_gbps", measured->dram_gbps},
+                        {"seconds", measured->seconds}}
+             .dump(2)
+      << "\n";
+  return measured;
+}
+
+Result<Calibration> MeasureCalibration(const std::string& compiler, int threads, const HostInfo& host,
+                                       const std::filesystem::path& work_dir) {
+  const auto start = std::chrono::steady_clock::now();
+  std::error_code error;
+  std::filesystem::create_directories(work_dir, error);
+  const auto source = work_dir / "calibrate.cpp";
+  const auto binary = work_dir / "calibrate";
+  {
+    std::ofstream out(source);
+    out << kProgram;
+    if (!out) return Fail(Error::Io("calibration: cannot write " + source.string()));
+  }
+  // The hardware's peak: native code, FMA contraction, full-width vectors.
+  std::vector<std::string> flags = {"-O3", "-march=native", "-ffp-contract=fast", "-pthread"};
+  if (host.isa.find("avx512f") != std::string::npos) flags.push_back("-mprefer-vector-width=512");
+  SubprocessOptions compile;
+  compile.argv = {compiler};
+  compile.argv.insert(compile.argv.end(), flags.begin(), flags.end());
+  compile.argv.insert(compile.argv.end(), {source.string(), "-o", binary.string()});
+  compile.timeout_s = 120;
+  auto compiled = RunSubprocess(compile);
+  if (!compiled) return Fail(compiled.error().WithContext("calibration"));
+  if (!compiled->Succeeded()) {
+    return Fail(Error::Io("calibration: " + compiler + " failed: " + FirstErrorLine(compiled->log)));
+  }
+  SubprocessOptions run;
+  run.argv = {binary.string(), std::to_string(threads), std::to_string(host.l1d_bytes > 0 ? host.l1d_bytes : 32 << 10),
+              std::to_string(host.l2_bytes > 0 ? host.l2_bytes : 1 << 20),
+              std::to_string(host.l3_bytes > 0 ? host.l3_bytes : 8 << 20)};
+  run.timeout_s = 120;
+  auto ran = RunSubprocess(run);
+  if (!ran) return Fail(ran.error().WithContext("calibration"));
+  if (!ran->Succeeded()) return Fail(Error::Io("calibration program: " + ran->Describe(run.timeout_s)));
+  Calibration calibration;
+  calibration.threads = threads;
+  try {
+    const auto document = nlohmann::json::parse(ran->log);
+    calibration.peak_gflops = document.at("peak_gflops").get<double>();
+    calibration.l1_gbps = document.at("l1_gbps").get<double>();
+    calibration.l2_gbps = document.at("l2_gbps").get<double>();
+    calibration.l3_gbps = document.at("l3_gbps").get<double>();
+    calibration.dram_gbps = document.at("dram_gbps").get<double>();
+  } catch (const nlohmann::json::exception& what) {
+    return Fail(Error::Io(std::string("calibration program: unexpected output: ") + what.what()));
+  }
+  if (!calibration.ok()) return Fail(Error::Io("calibration program: measured no throughput"));
+  calibration.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::filesystem::remove(binary, error);
+  return calibration;
+}
+
+}  // namespace kestrel

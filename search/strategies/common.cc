@@ -1,0 +1,118 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "search/strategies/strategies.h"
+
+namespace kestrel::strategies {
+
+void SubtreeBest::Update(const SearchGraph& graph) {
+  std::vector<NodeId> unfinished;
+  const auto look = [&](NodeId id) {
+    const GraphNode& node = graph.Node(id);
+    if (node.status == NodeStatus::kMeasured && node.speedup) {
+      Fold(graph, id, *node.speedup);
+    } else if (!IsFinal(node.status)) {
+      unfinished.push_back(id);
+    }
+  };
+  for (NodeId id : unfinished_) look(id);
+  if (graph.NodeCount() > seen_) {
+    const std::vector<NodeId> ids = graph.Nodes();
+    for (std::size_t i = seen_; i < ids.size(); ++i) look(ids[i]);
+    seen_ = ids.size();
+  }
+  unfinished_ = std::move(unfinished);
+}
+
+void SubtreeBest::Fold(const SearchGraph& graph, NodeId id, double speedup) {
+  // Raise v along the lineage, from the node up to its root; an ancestor
+  // that already holds as much was raised by a node below it, and so were
+  // all of its own ancestors.
+  const std::vector<NodeId> lineage = graph.Lineage(id);
+  for (auto it = lineage.rbegin(); it != lineage.rend(); ++it) {
+    double& best = best_[*it];
+    if (best >= speedup) break;
+    best = speedup;
+  }
+}
+
+double SubtreeBest::Of(NodeId id) const {
+  const auto it = best_.find(id);
+  return it == best_.end() ? 0.0 : it->second;
+}
+
+NodeId PickByUcb(const SearchGraph& graph, const std::vector<NodeId>& nodes, const SubtreeBest& subtree,
+                 const UcbWeights& weights, std::mt19937_64& rng) {
+  struct Terms {
+    double own;      // s(n)
+    double lineage;  // v(n); max() guards a cache that has not seen the node
+    int expansions;  // e(n)
+  };
+  std::vector<Terms> terms;
+  terms.reserve(nodes.size());
+  double best = 0;
+  double total_expansions = 0;
+  for (NodeId id : nodes) {
+    const GraphNode& node = graph.Node(id);
+    const double own = *node.speedup;
+    terms.push_back({own, std::max(own, subtree.Of(id)), node.expansions});
+    best = std::max(best, terms.back().lineage);
+    total_expansions += node.expansions;
+  }
+  const double a = 1.0 - weights.subtree_weight;
+  const double log_total = std::log(1.0 + total_expansions);
+  std::uniform_real_distribution<double> tie(0.0, 1e-9);
+  std::size_t chosen = 0;
+  double chosen_score = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const Terms& t = terms[i];
+    const double exploit = best > 0 ? (a * t.own + (1.0 - a) * t.lineage) / best : 0.0;
+    const double explore = std::sqrt(log_total / (1.0 + t.expansions));
+    const double score = exploit + weights.exploration * explore + tie(rng);
+    if (score > chosen_score) {
+      chosen_score = score;
+      chosen = i;
+    }
+  }
+  return nodes[chosen];
+}
+
+Error StateError(const std::string& what, const std::string& expected) {
+  return Error::InvalidArgument("strategy state: " + what + ": expected " + expected);
+}
+
+Result<const nlohmann::json*> StateField(const nlohmann::json& state, const std::string& field) {
+  const auto it = state.find(field);
+  if (it == state.end()) return Fail(StateError(field, "a value (the field is missing)"));
+  return &*it;
+}
+
+Result<std::int64_t> StateInteger(const nlohmann::json& value, const std::string& what, std::int64_t min,
+                                  std::int64_t max) {
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (!value.is_number_integer()) return Fail(StateError(what, "an integer in " + range + ", got " + value.dump()));
+  const bool too_large = value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max);
+  const std::int64_t number = too_large ? max : value.get<std::int64_t>();
+  if (too_large || number < min || number > max) {
+    return Fail(StateError(what, "an integer in " + range + ", got " + value.dump()));
+  }
+  return number;
+}
+
+Result<std::vector<NodeId>> StateIds(const nlohmann::json& value, const std::string& what) {
+  if (!value.is_array()) return Fail(StateError(what, "an array of node ids, got " + value.dump()));
+  std::vector<NodeId> ids;
+  ids.reserve(value.size());
+  for (const auto& item : value) {
+    auto id = StateInteger(item, what + "[]", std::numeric_limits<NodeId>::min(),
+                           std::numeric_limits<NodeId>::max());
+    if (!id) return Fail(id.error());
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
+}  // namespace kestrel::strategies

@@ -1,0 +1,222 @@
+// islands (search/strategy.h, docs/STRATEGIES.md): N populations searched in
+// turn, which exchange their best node every few selections.
+//
+//   home:      a root is dealt to island (roots seen so far) mod N; any other
+//              node joins the island its parent was selected for (the oldest
+//              selection of that parent not yet answered by a child), or
+//              its parent's home when none is waiting.
+//   members:   island i = the nodes whose home is i, plus guests that
+//              migrated to i (a node may belong to several islands).
+//   Select:    the next island in turn that has an expandable member; in it,
+//              the member with the highest graph-ucb score (PickByUcb over
+//              that island's members only).
+//   migration: after every `migration_interval`-th selection, the fastest
+//              expandable member of each island i becomes a guest of island
+//              (i + 1) mod N (all bests are taken before any moves).
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "search/strategies/strategies.h"
+
+namespace kestrel::strategies {
+namespace {
+
+constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max();
+
+// Reads [[id, [island, ...]], ...], each island in [0, count).
+Result<std::map<NodeId, std::vector<int>>> ReadIslandLists(const nlohmann::json& state, const std::string& field,
+                                                           int count) {
+  auto value = StateField(state, field);
+  if (!value) return Fail(value.error());
+  if (!(*value)->is_array()) return Fail(StateError(field, "an array of [node, [islands]] pairs"));
+  std::map<NodeId, std::vector<int>> lists;
+  for (const auto& pair : **value) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[1].is_array()) {
+      return Fail(StateError(field, "[node, [islands]] pairs, got " + pair.dump()));
+    }
+    auto id = StateInteger(pair[0], field + "[].node", std::numeric_limits<NodeId>::min(), kMaxCount);
+    if (!id) return Fail(id.error());
+    std::vector<int>& islands = lists[*id];
+    for (const auto& island : pair[1]) {
+      auto index = StateInteger(island, field + "[].island", 0, count - 1);
+      if (!index) return Fail(index.error());
+      islands.push_back(static_cast<int>(*index));
+    }
+  }
+  return lists;
+}
+
+nlohmann::json WriteIslandLists(const std::unordered_map<NodeId, std::vector<int>>& lists) {
+  const std::map<NodeId, std::vector<int>> sorted(lists.begin(), lists.end());
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [id, islands] : sorted) {
+    if (!islands.empty()) out.push_back({id, islands});
+  }
+  return out;
+}
+
+class Islands final : public Strategy {
+ public:
+  explicit Islands(const StrategyConfig& config)
+      : count_(config.islands),
+        interval_(config.migration_interval),
+        weights_{config.exploration, config.subtree_weight} {}
+
+  std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) override {
+    Assign(graph);
+    subtree_.Update(graph);
+    std::vector<std::vector<NodeId>> members(static_cast<std::size_t>(count_));
+    for (NodeId id : Expandable(graph)) {
+      members[static_cast<std::size_t>(home_.at(id))].push_back(id);
+      if (const auto guest = guests_.find(id); guest != guests_.end()) {
+        for (int island : guest->second) members[static_cast<std::size_t>(island)].push_back(id);
+      }
+    }
+    for (int step = 0; step < count_; ++step) {
+      const int island = static_cast<int>((next_ + step) % count_);
+      const auto& candidates = members[static_cast<std::size_t>(island)];
+      if (candidates.empty()) continue;
+      const NodeId chosen = PickByUcb(graph, candidates, subtree_, weights_, rng);
+      next_ = (island + 1) % count_;
+      waiting_[chosen].push_back(island);
+      if (++selections_ % interval_ == 0) Migrate(graph, members);
+      return chosen;
+    }
+    return std::nullopt;
+  }
+
+  nlohmann::json SaveState() const override {
+    nlohmann::json state = Strategy::SaveState();
+    const std::map<NodeId, int> home(home_.begin(), home_.end());
+    nlohmann::json homes = nlohmann::json::array();
+    for (const auto& [id, island] : home) homes.push_back({id, island});
+    std::unordered_map<NodeId, std::vector<int>> waiting;
+    for (const auto& [id, queue] : waiting_) waiting[id].assign(queue.begin(), queue.end());
+    state["islands"] = count_;
+    state["home"] = homes;
+    state["guests"] = WriteIslandLists(guests_);
+    state["waiting"] = WriteIslandLists(waiting);
+    state["next"] = next_;
+    state["selections"] = selections_;
+    state["roots"] = roots_;
+    return state;
+  }
+
+  Status RestoreState(const nlohmann::json& state) override {
+    if (!state.is_object()) return Strategy::RestoreState(state);  // refuses it
+    auto islands = StateField(state, "islands");
+    if (!islands) return Fail(islands.error());
+    if (auto saved = StateInteger(**islands, "islands", count_, count_); !saved) {
+      return Fail(saved.error().WithContext("saved with another number of islands than the config's"));
+    }
+    auto homes = StateField(state, "home");
+    if (!homes) return Fail(homes.error());
+    if (!(*homes)->is_array()) return Fail(StateError("home", "an array of [node, island] pairs"));
+    std::unordered_map<NodeId, int> home;
+    for (const auto& pair : **homes) {
+      if (!pair.is_array() || pair.size() != 2) return Fail(StateError("home", "[node, island] pairs, got " + pair.dump()));
+      auto id = StateInteger(pair[0], "home[].node", std::numeric_limits<NodeId>::min(), kMaxCount);
+      if (!id) return Fail(id.error());
+      auto island = StateInteger(pair[1], "home[].island", 0, count_ - 1);
+      if (!island) return Fail(island.error());
+      home[*id] = static_cast<int>(*island);
+    }
+    auto guests = ReadIslandLists(state, "guests", count_);
+    if (!guests) return Fail(guests.error());
+    auto waiting = ReadIslandLists(state, "waiting", count_);
+    if (!waiting) return Fail(waiting.error());
+    std::int64_t counters[3] = {};
+    const char* const names[3] = {"next", "selections", "roots"};
+    for (int i = 0; i < 3; ++i) {
+      auto field = StateField(state, names[i]);
+      if (!field) return Fail(field.error());
+      auto value = StateInteger(**field, names[i], 0, i == 0 ? count_ - 1 : kMaxCount);
+      if (!value) return Fail(value.error());
+      counters[i] = *value;
+    }
+    const std::vector<std::string> own = {"islands", "home", "guests", "waiting", "next", "selections", "roots"};
+    if (auto status = RestoreExhausted(state, own); !status) return status;
+    home_ = std::move(home);
+    guests_ = std::unordered_map<NodeId, std::vector<int>>(guests->begin(), guests->end());
+    waiting_.clear();
+    for (const auto& [id, queue] : *waiting) waiting_[id].assign(queue.begin(), queue.end());
+    next_ = counters[0];
+    selections_ = counters[1];
+    roots_ = counters[2];
+    subtree_ = SubtreeBest();  // derived from the graph; rebuilt by the next Select
+    assigned_ = 0;
+    return {};
+  }
+
+ private:
+  // Gives each node added since the last call its home island, ancestors
+  // first (they are usually homed already).
+  void Assign(const SearchGraph& graph) {
+    if (graph.NodeCount() <= assigned_) return;
+    const std::vector<NodeId> ids = graph.Nodes();
+    for (std::size_t index = assigned_; index < ids.size(); ++index) {
+      if (home_.contains(ids[index])) continue;
+      const std::vector<NodeId> lineage = graph.Lineage(ids[index]);
+      for (std::size_t i = 0; i < lineage.size(); ++i) {
+        if (home_.contains(lineage[i])) continue;
+        home_[lineage[i]] = i == 0 ? static_cast<int>(roots_++ % count_) : TakeWaiting(lineage[i - 1]);
+      }
+    }
+    assigned_ = ids.size();
+  }
+
+  // The island of the oldest unanswered selection of `parent`, else its home.
+  int TakeWaiting(NodeId parent) {
+    const auto it = waiting_.find(parent);
+    if (it == waiting_.end()) return home_.at(parent);
+    const int island = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) waiting_.erase(it);
+    return island;
+  }
+
+  // The fastest expandable member of each island joins the next island.
+  void Migrate(const SearchGraph& graph, const std::vector<std::vector<NodeId>>& members) {
+    std::vector<std::optional<NodeId>> best(members.size());
+    for (std::size_t island = 0; island < members.size(); ++island) {
+      for (NodeId id : members[island]) {
+        const auto& current = best[island];
+        if (!current || *graph.Node(id).speedup > *graph.Node(*current).speedup ||
+            (*graph.Node(id).speedup == *graph.Node(*current).speedup && id < *current)) {
+          best[island] = id;
+        }
+      }
+    }
+    for (std::size_t island = 0; island < members.size(); ++island) {
+      if (!best[island]) continue;
+      const NodeId id = *best[island];
+      const int target = static_cast<int>((island + 1) % members.size());
+      if (home_.at(id) == target) continue;
+      std::vector<int>& visits = guests_[id];
+      if (std::find(visits.begin(), visits.end(), target) == visits.end()) visits.push_back(target);
+    }
+  }
+
+  int count_;
+  int interval_;
+  UcbWeights weights_;
+  SubtreeBest subtree_;
+  std::unordered_map<NodeId, int> home_;
+  std::unordered_map<NodeId, std::vector<int>> guests_;     // islands a node migrated to
+  std::unordered_map<NodeId, std::deque<int>> waiting_;     // per parent: islands of unanswered selections
+  std::int64_t next_ = 0;        // the island whose turn is next
+  std::int64_t selections_ = 0;  // selections made
+  std::int64_t roots_ = 0;       // roots dealt
+  std::size_t assigned_ = 0;     // nodes homed, a prefix of the insertion order (a cache: not saved)
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> MakeIslands(const StrategyConfig& config) { return std::make_unique<Islands>(config); }
+
+}  // namespace kestrel::strategies

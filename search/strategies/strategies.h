@@ -1,0 +1,72 @@
+#pragma once
+// The strategies behind MakeStrategy (search/strategy.h), one file each, and
+// what they share: the graph-ucb score, the subtree-best cache and readers
+// for saved state. Private to search/.
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/error.h"
+#include "graph/search_graph.h"
+#include "search/run_config.h"
+#include "search/strategy.h"
+
+namespace kestrel::strategies {
+
+std::unique_ptr<Strategy> MakeGraphUcb(const StrategyConfig& config);
+std::unique_ptr<Strategy> MakeBeam(const StrategyConfig& config);
+std::unique_ptr<Strategy> MakeGreedy();
+std::unique_ptr<Strategy> MakeIslands(const StrategyConfig& config);
+std::unique_ptr<Strategy> MakeRandom();
+
+// v(n): the best measured speedup in each node's subtree (the node and its
+// descendants). A node's ancestors are its Lineage: the engine gives each
+// node at most one derive or fix parent, and "duplicate" edges (a
+// re-proposal) do not make a descendant. Kept incrementally: Update looks at
+// the nodes added since its last call and at those it saw unfinished
+// (proposed or built), and folds each newly measured one in once, raising v
+// along its O(depth) lineage; the rest of the graph is not visited. A
+// node's final status never changes within a run, so nothing else can.
+class SubtreeBest {
+ public:
+  void Update(const SearchGraph& graph);
+  // 0 when nothing in the subtree is measured (or the node is unknown).
+  double Of(NodeId id) const;
+
+ private:
+  void Fold(const SearchGraph& graph, NodeId id, double speedup);
+
+  std::size_t seen_ = 0;             // nodes looked at, a prefix of the insertion order
+  std::vector<NodeId> unfinished_;   // seen while proposed or built
+  std::unordered_map<NodeId, double> best_;  // v(n)
+};
+
+struct UcbWeights {
+  double exploration = 1.0;     // c
+  double subtree_weight = 0.5;  // 1 - a
+};
+
+// The node of `nodes` (expandable, non-empty) with the highest score
+//   a * s(n)/s* + (1 - a) * v(n)/s* + c * sqrt(ln(1 + E) / (1 + e(n)))
+// where s* = the largest v(n) among `nodes` and E = the sum of their e(n).
+// Draws one tie-breaker in [0, 1e-9) per node from `rng`, in order.
+NodeId PickByUcb(const SearchGraph& graph, const std::vector<NodeId>& nodes, const SubtreeBest& subtree,
+                 const UcbWeights& weights, std::mt19937_64& rng);
+
+// Readers for RestoreState; each refusal is InvalidArgument
+// "strategy state: WHAT: expected ...". `what` names the value ("beam.cursor").
+Error StateError(const std::string& what, const std::string& expected);
+// The field of a state object; a missing field is refused.
+Result<const nlohmann::json*> StateField(const nlohmann::json& state, const std::string& field);
+Result<std::int64_t> StateInteger(const nlohmann::json& value, const std::string& what, std::int64_t min,
+                                  std::int64_t max);
+// An array of node ids.
+Result<std::vector<NodeId>> StateIds(const nlohmann::json& value, const std::string& what);
+
+}  // namespace kestrel::strategies

@@ -1,0 +1,112 @@
+// Calibration and plausibility (EVALUATION.md): the host's roofline is
+// measured by a real compiled program; a measurement reports its fraction of
+// it; a kernel faster than the roofline allows, or above the speedup cap, is
+// rejected as implausible and never measured.
+
+#include <doctest.h>
+
+#include "core/roofline.h"
+#include "evaluators/calibration.h"
+#include "evaluators/evaluator.h"
+#include "scale_task.h"
+
+namespace kestrel {
+namespace {
+
+TEST_SUITE("calibration") {
+  TEST_CASE("the roofline bound takes the slower of compute and the bandwidth of the level that holds the bytes") {
+    HostInfo host;
+    host.l1d_bytes = 32 << 10;
+    host.l2_bytes = 1 << 20;
+    host.l3_bytes = 32 << 20;
+    Calibration calibration;
+    calibration.peak_gflops = 100;
+    calibration.l1_gbps = 400;
+    calibration.l2_gbps = 200;
+    calibration.l3_gbps = 100;
+    calibration.dram_gbps = 10;
+    CHECK(BandwidthFor(calibration, host, 16 << 10) == 400);
+    CHECK(BandwidthFor(calibration, host, 512 << 10) == 200);
+    CHECK(BandwidthFor(calibration, host, 8 << 20) == 100);
+    CHECK(BandwidthFor(calibration, host, 64 << 20) == 10);
+    // 1e9 flops: 10 ms of compute; 64 MB from DRAM: 6.4 ms.
+    CHECK(RooflineSeconds(calibration, host, 1e9, 64e6) == doctest::Approx(0.01));
+    CHECK(RooflineSeconds(calibration, host, 1e6, 640e6) == doctest::Approx(0.064));
+    CHECK(RooflineSeconds(calibration, host, std::nullopt, std::nullopt) == 0.0);
+    CHECK(RooflineSeconds(Calibration{}, host, 1e9, 1e9) == 0.0);  // not calibrated
+  }
+
+  TEST_CASE("this host's calibration: a compiled program measures peak FLOP/s and four bandwidths") {
+    const HostInfo host = DetectHost();
+    testing::TempDir dir;
+    auto calibration = MeasureCalibration("c++", 1, host, dir / "calibration");
+    REQUIRE_MESSAGE(calibration.has_value(), calibration.error().message());
+    MESSAGE("peak " << calibration->peak_gflops << " GFLOP/s; L1 " << calibration->l1_gbps << ", L2 "
+                    << calibration->l2_gbps << ", L3 " << calibration->l3_gbps << ", DRAM " << calibration->dram_gbps
+                    << " GB/s; " << calibration->seconds << " s");
+    CHECK(calibration->ok());
+    // Any CPU of the last decade: more than 1 GFLOP/s and 1 GB/s, less than 10 TFLOP/s on one thread.
+    CHECK(calibration->peak_gflops > 1);
+    CHECK(calibration->peak_gflops < 10000);
+    CHECK(calibration->dram_gbps > 0.5);
+    CHECK(calibration->l1_gbps >= calibration->dram_gbps);
+  }
+
+  TEST_CASE("a measurement reports its roofline fraction; an impossible roofline or speedup is rejected") {
+    auto task = LoadTask(testing::TasksDir() / "softmax");
+    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    CpuEvaluatorOptions options = testing::FastOptions();
+    options.flags = {"-O3", "-march=native"};
+    options.min_time_s = 0.05;
+    options.min_samples = 5;
+    auto evaluator = MakeCpuEvaluator(*task, options);
+    REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
+    auto calibration = (*evaluator)->Calibrate();
+    REQUIRE_MESSAGE(calibration.has_value(), calibration.error().message());
+    const Candidate seed{task->seeds[0].text, {}, (*evaluator)->Toolchain(), (*evaluator)->Flags()};
+
+    SUBCASE("with this host's roofline an honest kernel is measured below it") {
+      (*evaluator)->SetCalibration(*calibration);
+      const Measurement m = (*evaluator)->Evaluate(seed);
+      INFO(ToString(m.outcome) << ": " << m.reason);
+      REQUIRE(m.outcome == Outcome::kMeasured);
+      CHECK(m.roofline_fraction > 0);
+      CHECK(m.roofline_fraction <= kImplausibleFraction);
+      for (const ShapeTiming& shape : m.shapes) CHECK(shape.roofline_fraction > 0);
+    }
+    SUBCASE("a roofline too low is measured again once; below both, the kernel is implausible") {
+      Calibration slow = *calibration;
+      slow.peak_gflops /= 1000;
+      slow.l1_gbps /= 1000;
+      slow.l2_gbps /= 1000;
+      slow.l3_gbps /= 1000;
+      slow.dram_gbps /= 1000;
+      // The first flag calibrates the host again: a stale, low calibration
+      // (taken on a busy machine) does not reject an honest kernel.
+      (*evaluator)->SetCalibration(slow);
+      const Measurement first = (*evaluator)->Evaluate(seed);
+      INFO(ToString(first.outcome) << ": " << first.reason);
+      CHECK(first.outcome == Outcome::kMeasured);
+      CHECK(first.roofline_fraction > 0);
+      CHECK(first.roofline_fraction <= kImplausibleFraction);
+      // Only once per evaluator: a time below the roofline now stays flagged.
+      (*evaluator)->SetCalibration(slow);
+      const Measurement m = (*evaluator)->Evaluate(seed);
+      CHECK(m.outcome == Outcome::kRejected);
+      CHECK(m.reason.find("implausible") != std::string::npos);
+      CHECK(m.reason.find("roofline") != std::string::npos);
+      for (const ShapeTiming& shape : m.shapes) CHECK(shape.roofline_fraction > kImplausibleFraction);
+    }
+    SUBCASE("a speedup above the cap is rejected") {
+      options.max_speedup = 1.01;  // the seed is several times faster than the reference
+      auto capped = MakeCpuEvaluator(*task, options);
+      REQUIRE(capped.has_value());
+      const Measurement m = (*capped)->Evaluate(seed);
+      CHECK(m.outcome == Outcome::kRejected);
+      CHECK(m.reason.find("above the cap") != std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kestrel
