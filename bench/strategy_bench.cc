@@ -248,6 +248,7 @@ Result<std::optional<int>> RunOnce(const Space& space, const std::string& strate
   config.parallel.compile_jobs = 1;
   config.parallel.measure_slots = 1;
   config.parallel.max_in_flight = 1;
+  config.confirm.rounds = 0;  // replayed results do not vary: re-measuring them would count as evaluations here
   auto task_id = (*store)->UpsertTask(space.task);
   if (!task_id) return Fail(task_id.error());
   auto graph_id = (*store)->GraphForTask(*task_id, false);

@@ -103,6 +103,12 @@ Result<RunSummary> Engine::Impl::Run() {
             event.measurement.outcome = Outcome::kRejected;
             event.measurement.reason = std::string("evaluator error: ") + error.what();
           }
+          try {
+            Confirm(event);
+          } catch (const std::exception&) {
+            event.against = 0;  // unconfirmed: judged without a round
+            event.confirmations.clear();
+          }
           return event;
         });
     flow::make_edge(select, limiter);
@@ -116,6 +122,7 @@ Result<RunSummary> Engine::Impl::Run() {
     std::jthread watcher([this](std::stop_token stop) { Watch(stop); });
     select.activate();
     graph.wait_for_all();
+    FinalConfirmation();
     watcher.request_stop();
     changed_.notify_all();
   });
@@ -125,9 +132,9 @@ Result<RunSummary> Engine::Impl::Run() {
   summary_.stop_reason = stop_reason_.value_or("exhausted");
   summary_.interrupted = summary_.stop_reason == "signal";
   summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-  if (const auto best = graph_.Best(1); !best.empty()) {
-    summary_.best_node = best[0];
-    summary_.best_speedup = *graph_.Node(best[0]).speedup;
+  if (incumbent_ != 0) {
+    summary_.best_node = incumbent_;
+    summary_.best_speedup = graph_.Node(incumbent_).speedup.value_or(0.0);
   }
   const bool failed = summary_.stop_reason.rfind("error:", 0) == 0;
   const std::string status = failed ? "failed" : summary_.interrupted ? "interrupted" : "finished";

@@ -61,6 +61,10 @@ struct Event {
   bool budget_spent = false;
   std::vector<std::string> declines;
   std::vector<std::string> stops;
+  // From measure, when the result beat the incumbent: the re-measurements of
+  // the confirmation round (the node and `against`, interleaved).
+  NodeId against = 0;
+  std::vector<std::pair<NodeId, Measurement>> confirmations;
 };
 
 // The candidate of a graph node, kept in memory so that stages other than
@@ -116,7 +120,18 @@ class Engine::Impl {
   enum class Route { kBuild, kMeasure, kDone };
   Route Record(Event& event, Job& out);
   Route RecordProposal(Event& event, Job& out);
-  void RecordResult(const Job& job, const Measurement& measurement);
+  void RecordResult(const Event& event);
+
+  // engine_confirm.cc
+  // Measure stage: when `event` beat the incumbent, re-measures it and the
+  // incumbent `confirm.rounds` times each, interleaved, into the event.
+  void Confirm(Event& event);
+  // Record stage: the verdict of a confirmation round; true when the node is
+  // the new best. Locked.
+  bool JudgeLocked(const Event& event);
+  // After the flow graph: the top candidates re-measured together.
+  void FinalConfirmation();
+  std::optional<Job> IncumbentJobLocked(NodeId challenger, double speedup);
   // Stores the calls of a mutate event, naming `node` when there is one.
   void StoreCalls(Event& event, std::optional<NodeId> node);
   // Queues a fix of a failed node when its mutator can fix and rounds remain.
@@ -152,6 +167,7 @@ class Engine::Impl {
   int unstarted_ = 0;             // of those, the ones not yet sent to build
   std::int64_t started_ = 0;      // candidates sent to build by this session
   std::int64_t since_best_ = 0;
+  NodeId incumbent_ = 0;          // the best node, confirmed; 0: none measured yet
   double usd_spent_ = 0.0;        // the run's LLM spend, earlier sessions included
   std::optional<std::string> stop_reason_;
   RunSummary summary_;

@@ -60,7 +60,7 @@ Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
       out = std::move(event.job);
       return Route::kMeasure;
     case Event::Kind::kMeasured:
-      RecordResult(event.job, event.measurement);
+      RecordResult(event);
       return Route::kDone;
   }
   return Route::kDone;
@@ -112,22 +112,23 @@ Engine::Impl::Route Engine::Impl::RecordProposal(Event& event, Job& out) {
     return Route::kBuild;
 }
 
-void Engine::Impl::RecordResult(const Job& job, const Measurement& measurement) {
+void Engine::Impl::RecordResult(const Event& event) {
+  const Job& job = event.job;
+  const Measurement& measurement = event.measurement;
   auto id = store_.RecordMeasurement(job.node, options_.run_id, options_.host_id, measurement);
   if (!id) return Fatal(id.error());
   const bool measured = measurement.outcome == Outcome::kMeasured;
-  const auto previous_best = graph_.Best(1);
-  const double previous_speedup = previous_best.empty() ? 0.0 : *graph_.Node(previous_best[0]).speedup;
   graph_.SetResult(job.node, StatusOf(measurement.outcome),
                    measured ? std::optional<double>(measurement.speedup) : std::nullopt);
   ++summary_.evaluations;
   ++summary_.outcomes[std::string(ToString(measurement.outcome))];
-  if (measured && measurement.speedup > previous_speedup) {
+  if (measured && JudgeLocked(event)) {
     since_best_ = 0;
-    progress_.Event(fmt::format("kestrel: new best {:.2f}x: node {} ({})", measurement.speedup, job.node,
+    const double speedup = *graph_.Node(job.node).speedup;
+    progress_.Event(fmt::format("kestrel: new best {:.2f}x: node {} ({})", speedup, job.node,
                                 graph_.Node(job.node).label));
     (void)store_.AddRunEvent(options_.run_id, "new_best",
-                             nlohmann::json{{"node", job.node}, {"speedup", measurement.speedup}}.dump());
+                             nlohmann::json{{"node", job.node}, {"speedup", speedup}}.dump());
   } else {
     ++since_best_;
   }
@@ -174,9 +175,9 @@ ProgressSnapshot Engine::Impl::SnapshotLocked() const {
   snapshot.evaluations = summary_.evaluations;
   snapshot.spent_evaluations = options_.spent_evaluations;
   snapshot.outcomes = summary_.outcomes;
-  if (const auto best = graph_.Best(1); !best.empty()) {
-    snapshot.best_node = best[0];
-    snapshot.best_speedup = *graph_.Node(best[0]).speedup;
+  if (incumbent_ != 0) {
+    snapshot.best_node = incumbent_;
+    snapshot.best_speedup = graph_.Node(incumbent_).speedup.value_or(0.0);
   }
   snapshot.elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
   if (config_.budget.time) {

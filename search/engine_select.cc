@@ -38,6 +38,8 @@ Status Engine::Impl::LoadGraph() {
     candidates_[record.id] = {source, record.knobs, record.toolchain, record.flags};
     if (!IsFinal(record.status)) pending_.push_back(record.id);
   }
+  // The best of earlier runs is the incumbent until a result beats it.
+  if (const auto best = graph_.Best(1); !best.empty()) incumbent_ = best[0];
   return {};
 }
 
@@ -80,6 +82,7 @@ std::string Engine::Impl::SaveStateLocked() const {
   return nlohmann::json{{"version", 1},
                         {"selections", selections_},
                         {"since_best", since_best_},
+                        {"incumbent", incumbent_},
                         {"strategy", strategy_->SaveState()},
                         {"fixes", fixes}}
       .dump();
@@ -93,6 +96,10 @@ Status Engine::Impl::RestoreState() {
     if (state.at("version").get<int>() != 1) return Fail(Error::Corruption(where + ": unknown version"));
     selections_ = state.at("selections").get<std::uint64_t>();
     since_best_ = state.at("since_best").get<std::int64_t>();
+    if (const NodeId incumbent = state.value("incumbent", NodeId{0}); incumbent != 0 && graph_.Contains(incumbent) &&
+                                                                       graph_.Node(incumbent).speedup) {
+      incumbent_ = incumbent;
+    }
     if (auto restored = strategy_->RestoreState(state.at("strategy")); !restored) {
       return Fail(restored.error().WithContext(where));
     }

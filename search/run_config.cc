@@ -108,6 +108,13 @@ Status ParseParallel(const json& object, const std::string& origin, ParallelConf
   return fields.Finish();
 }
 
+Status ParseConfirm(const json& object, const std::string& origin, ConfirmConfig& out) {
+  JsonFields fields(object, origin, "confirm");
+  fields.Integer("top", out.top, 0, 1000);
+  fields.Integer("rounds", out.rounds, 0, 100);
+  return fields.Finish();
+}
+
 // The name, the exploration constant (as configs have always stated it) and
 // the parameters the named strategy reads.
 json ToJson(const StrategyConfig& strategy) {
@@ -153,6 +160,9 @@ Result<RunConfig> ParseRunConfig(const json& document, const std::string& origin
   }
   if (const json* parallel = fields.Object("parallel")) {
     if (auto status = ParseParallel(*parallel, origin, config.parallel); !status) return Fail(status.error());
+  }
+  if (const json* confirm = fields.Object("confirm")) {
+    if (auto status = ParseConfirm(*confirm, origin, config.confirm); !status) return Fail(status.error());
   }
   fields.Integer("max_fix_rounds", config.max_fix_rounds, 0, 100);
   std::int64_t seed = static_cast<std::int64_t>(config.seed);
@@ -228,6 +238,7 @@ json ToJson(const RunConfig& config) {
       {"parallel", {{"compile_jobs", config.parallel.compile_jobs},
                     {"measure_slots", config.parallel.measure_slots},
                     {"max_in_flight", config.parallel.max_in_flight}}},
+      {"confirm", {{"top", config.confirm.top}, {"rounds", config.confirm.rounds}}},
       {"max_fix_rounds", config.max_fix_rounds},
       {"seed", config.seed},
   };

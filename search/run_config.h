@@ -67,6 +67,15 @@ struct ParallelConfig {
   int InFlight() const { return max_in_flight > 0 ? max_in_flight : compile_jobs + measure_slots + 1; }
 };
 
+// Confirmation (EVALUATION.md): a result faster than the incumbent is
+// re-measured `rounds` times interleaved with it, and must beat it by more
+// than the noise those measurements show; at the end of a run the `top`
+// candidates are re-measured `rounds` times. rounds 0: off.
+struct ConfirmConfig {
+  int top = 3;
+  int rounds = 2;
+};
+
 struct RunConfig {
   std::string task;
   StrategyConfig strategy;
@@ -74,6 +83,7 @@ struct RunConfig {
   EvaluatorConfig evaluator;
   BudgetConfig budget;
   ParallelConfig parallel;
+  ConfirmConfig confirm;
   int max_fix_rounds = 3;
   std::uint64_t seed = 1;
 };

@@ -29,8 +29,8 @@ struct RunRecord {
   std::int64_t finished_at = 0;  // 0 while running
   std::string state_json = "{}";  // the engine's resumable state (SaveRunState)
   // Derived when read:
-  std::int64_t evaluations = 0;               // measurements this run recorded
-  std::optional<double> best_speedup;         // best speedup among this run's measured results
+  std::int64_t evaluations = 0;               // evaluations this run recorded (re-measurements not counted)
+  std::optional<double> best_speedup;         // highest speedup (median) of the nodes this run measured, unstable ones aside
   double llm_usd = 0.0;                       // cost of this run's LLM calls
 };
 
@@ -85,6 +85,9 @@ struct MeasurementRecord {
   std::int64_t host_id = 0;
   Measurement measurement;  // with raw samples per shape
   std::int64_t created_at = 0;
+  // "search" (the evaluation that judged the node) or "confirm" (a
+  // re-measurement of a confirmation round; Store::RecordConfirmation).
+  std::string purpose = "search";
 };
 
 struct HostRecord {
@@ -104,6 +107,30 @@ struct BestRow {
   std::int64_t measurement_id = 0;
   std::int64_t measured_at = 0;
   double roofline_fraction = 0.0;  // of that measurement; 0 when the host was not calibrated
+  // Confidence: the row's speedup is the median of the node's `measurements`
+  // measured results (passing the filters); spread = (max - min) / median;
+  // confirmation: the verdict of its latest confirmation round
+  // (Store::RecordConfirmation), "" when it had none.
+  int measurements = 0;
+  double spread = 0.0;
+  std::string confirmation;
+};
+
+// A confirmation round (EVALUATION.md, "Confirmation"): `node` re-measured
+// interleaved with `against` (the incumbent; 0 at the end of a run, when the
+// top candidates are re-measured together). verdict: "confirmed" (node's
+// median beats against's by more than the noise), "within_noise" (it does
+// not: the incumbent stays the best), or "final" (end of run).
+struct ConfirmationRecord {
+  std::int64_t run_id = 0;
+  std::int64_t host_id = 0;
+  std::int64_t node_id = 0;
+  std::int64_t against_id = 0;
+  std::string verdict;
+  double node_median = 0.0;
+  double against_median = 0.0;
+  double noise = 0.0;  // relative: the larger (max - min) / median of the two nodes' speedups
+  int samples = 0;     // measured results of node the median is over
 };
 
 // Filters of Store::Best; an empty filter does not filter.

@@ -185,6 +185,21 @@ CREATE TABLE calibrations (
   created_at INTEGER NOT NULL
 );
 CREATE INDEX calibrations_by_host ON calibrations(host_id, threads, id);
+ALTER TABLE measurements ADD COLUMN purpose TEXT NOT NULL DEFAULT 'search';
+CREATE TABLE confirmations (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER REFERENCES runs(id),
+  host_id INTEGER REFERENCES hosts(id),
+  node_id INTEGER NOT NULL REFERENCES nodes(id),
+  against_id INTEGER REFERENCES nodes(id),
+  verdict TEXT NOT NULL,
+  node_median REAL NOT NULL,
+  against_median REAL NOT NULL,
+  noise REAL NOT NULL,
+  samples INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX confirmations_by_node ON confirmations(node_id, id);
 )sql";
 
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a

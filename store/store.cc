@@ -28,8 +28,11 @@ Status CheckRunStatus(const std::string& status, std::string_view operation) {
 constexpr std::string_view kSelectRun = R"sql(
 SELECT r.id, r.task_id, t.name, r.graph_id, r.host_id, r.config_json, r.status, r.stop_reason,
        r.started_at, r.finished_at,
-       (SELECT count(*) FROM measurements m WHERE m.run_id = r.id),
-       (SELECT max(m.speedup) FROM measurements m WHERE m.run_id = r.id AND m.outcome = 'measured'),
+       (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.purpose = 'search'),
+       (SELECT max(n.speedup) FROM nodes n
+        WHERE n.id IN (SELECT m.node_id FROM measurements m WHERE m.run_id = r.id AND m.outcome = 'measured')
+          AND coalesce((SELECT c.verdict FROM confirmations c WHERE c.node_id = n.id ORDER BY c.id DESC LIMIT 1),
+                       '') <> 'unstable'),
        r.state_json,
        (SELECT total(c.cost_usd) FROM llm_calls c WHERE c.run_id = r.id)
 FROM runs r JOIN tasks t ON t.id = r.task_id

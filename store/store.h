@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +106,14 @@ class Store {
   // node, run or host (run_id / host_id 0 mean none).
   Result<std::int64_t> RecordMeasurement(std::int64_t node_id, std::int64_t run_id, std::int64_t host_id,
                                          const Measurement& measurement);
+  // One transaction: the re-measurements of a confirmation round (stored
+  // with purpose 'confirm': they count for no evaluation budget) and the
+  // confirmation rows; each re-measured node's speedup becomes the median of
+  // all its measured results, which it returns (node -> median; a node with
+  // no measured result is absent). NotFound for an unknown node.
+  Result<std::map<std::int64_t, double>> RecordConfirmation(
+      const std::vector<ConfirmationRecord>& confirmations,
+      const std::vector<std::pair<std::int64_t, Measurement>>& measurements);
   // With source text. NotFound for an unknown node.
   Result<NodeRecord> GetNode(std::int64_t node_id);
   // Every node of the graph without source text, in id order.
@@ -115,9 +124,10 @@ class Store {
   Result<std::vector<MeasurementRecord>> GetMeasurements(std::int64_t node_id);
 
   // --- queries ---------------------------------------------------------------
-  // Measured nodes ranked by speedup, then node id: for each node its
-  // highest-speedup measured measurement among those passing the filters
-  // (BestQuery); at most query.top rows (top <= 0: all).
+  // Measured nodes ranked by the median speedup of their measured
+  // measurements passing the filters (BestQuery), then node id, with the
+  // count, spread and confirmation of that median; at most query.top rows
+  // (top <= 0: all).
   Result<std::vector<BestRow>> Best(const BestQuery& query);
 
   // --- LLM calls --------------------------------------------------------------
@@ -133,9 +143,10 @@ class Store {
   // The file's schema version (kSchemaVersion once opened).
   int SchemaVersion() const { return schema_version_; }
 
+  class Impl;  // store/store_impl.h: the connection; private to store/
+
  private:
   explicit Store(sqlite3* db);
-  class Impl;
   std::unique_ptr<Impl> impl_;
   int schema_version_ = 0;
 };

@@ -1,4 +1,5 @@
 // Store: nodes, edges, measurements and the Best() query.
+#include <set>
 #include <string>
 
 #include "store/codec.h"
@@ -167,18 +168,17 @@ Status Store::SetNodeStatus(std::int64_t node_id, NodeStatus status, const std::
 
 // --- measurements ---------------------------------------------------------------------
 
-Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t run_id, std::int64_t host_id,
-                                              const Measurement& measurement) {
-  constexpr std::string_view kOp = "RecordMeasurement";
-  const std::int64_t now = NowMillis();
-  const bool measured = measurement.outcome == Outcome::kMeasured;
-  auto transaction = impl_->BeginWrite(kOp);
-  if (!transaction) return Fail(transaction.error());
+namespace {
+
+// Inserts a measurement and its shapes (inside the caller's transaction).
+Result<std::int64_t> InsertMeasurement(Store::Impl& impl, std::string_view kOp, std::int64_t node_id,
+                                       std::int64_t run_id, std::int64_t host_id, const Measurement& measurement,
+                                       std::string_view purpose, std::int64_t now) {
   {
-    auto insert = impl_->Prepare(kOp, R"sql(
+    auto insert = impl.Prepare(kOp, R"sql(
       INSERT INTO measurements (node_id, run_id, host_id, outcome, reason, log, speedup, build_seconds, eval_seconds,
-                                input_sets, seed, mismatches_json, created_at, roofline_fraction)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))sql");
+                                input_sets, seed, mismatches_json, created_at, roofline_fraction, purpose)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15))sql");
     if (!insert) return Fail(insert.error());
     store::Statement& s = **insert;
     s.Bind(1, node_id).BindId(2, run_id).BindId(3, host_id).Bind(4, ToString(measurement.outcome));
@@ -186,11 +186,11 @@ Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t
     s.Bind(8, measurement.build_seconds).Bind(9, measurement.eval_seconds).Bind(10, measurement.input_sets);
     // The seed's 64 bits are kept as SQLite's signed 64-bit integer.
     s.Bind(11, static_cast<std::int64_t>(measurement.seed)).Bind(12, store::EncodeMismatches(measurement.mismatches));
-    s.Bind(13, now).Bind(14, measurement.roofline_fraction);
+    s.Bind(13, now).Bind(14, measurement.roofline_fraction).Bind(15, std::string(purpose));
     if (auto done = s.Run(); !done) return Fail(done.error());
   }
-  const std::int64_t id = impl_->LastInsertId();
-  auto insert = impl_->Prepare(kOp, R"sql(
+  const std::int64_t id = impl.LastInsertId();
+  auto insert = impl.Prepare(kOp, R"sql(
     INSERT INTO measurement_shapes (measurement_id, shape_index, shape_json, candidate_samples_json,
         reference_samples_json, candidate_median, candidate_p10, candidate_p90, candidate_spread, candidate_count,
         reference_median, reference_p10, reference_p90, reference_spread, reference_count, speedup, gflops, gbps,
@@ -210,6 +210,20 @@ Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t
     s.Bind(16, shape.speedup).Bind(17, shape.gflops).Bind(18, shape.gbps).Bind(19, shape.roofline_fraction);
     if (auto done = s.Run(); !done) return Fail(done.error());
   }
+  return id;
+}
+
+}  // namespace
+
+Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t run_id, std::int64_t host_id,
+                                              const Measurement& measurement) {
+  constexpr std::string_view kOp = "RecordMeasurement";
+  const std::int64_t now = NowMillis();
+  const bool measured = measurement.outcome == Outcome::kMeasured;
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  auto id = InsertMeasurement(*impl_, kOp, node_id, run_id, host_id, measurement, "search", now);
+  if (!id) return Fail(id.error());
   auto update = impl_->Prepare(kOp, R"sql(
     UPDATE nodes SET status = ?2, reason = ?3, log = ?4, speedup = CASE WHEN ?5 THEN ?6 ELSE speedup END,
                      updated_at = ?7
@@ -223,6 +237,64 @@ Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t
   return id;
 }
 
+Result<std::map<std::int64_t, double>> Store::RecordConfirmation(
+    const std::vector<ConfirmationRecord>& confirmations,
+    const std::vector<std::pair<std::int64_t, Measurement>>& measurements) {
+  constexpr std::string_view kOp = "RecordConfirmation";
+  const std::int64_t now = NowMillis();
+  const std::int64_t run_id = confirmations.empty() ? 0 : confirmations.front().run_id;
+  const std::int64_t host_id = confirmations.empty() ? 0 : confirmations.front().host_id;
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  std::set<std::int64_t> nodes;
+  for (const auto& [node_id, measurement] : measurements) {
+    auto id = InsertMeasurement(*impl_, kOp, node_id, run_id, host_id, measurement, "confirm", now);
+    if (!id) return Fail(id.error());
+    nodes.insert(node_id);
+  }
+  auto insert = impl_->Prepare(kOp, R"sql(
+    INSERT INTO confirmations (run_id, host_id, node_id, against_id, verdict, node_median, against_median, noise,
+                               samples, created_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))sql");
+  if (!insert) return Fail(insert.error());
+  for (const ConfirmationRecord& c : confirmations) {
+    store::Statement& s = **insert;
+    s.Reset();
+    s.BindId(1, c.run_id).BindId(2, c.host_id).Bind(3, c.node_id).BindId(4, c.against_id).Bind(5, c.verdict);
+    s.Bind(6, c.node_median).Bind(7, c.against_median).Bind(8, c.noise).Bind(9, static_cast<std::int64_t>(c.samples));
+    s.Bind(10, now);
+    if (auto done = s.Run(); !done) return Fail(done.error());
+  }
+  // Each re-measured node's speedup becomes the median of all its measured results.
+  std::map<std::int64_t, double> medians;
+  auto select = impl_->Prepare(
+      kOp, "SELECT speedup FROM measurements WHERE node_id = ?1 AND outcome = 'measured' ORDER BY speedup");
+  if (!select) return Fail(select.error());
+  auto update = impl_->Prepare(kOp, "UPDATE nodes SET speedup = ?2, updated_at = ?3 WHERE id = ?1");
+  if (!update) return Fail(update.error());
+  for (const std::int64_t node_id : nodes) {
+    std::vector<double> speedups;
+    (*select)->Reset();
+    (*select)->Bind(1, node_id);
+    for (;;) {
+      auto row = (*select)->Step();
+      if (!row) return Fail(row.error());
+      if (!*row) break;
+      speedups.push_back((*select)->Double(0));
+    }
+    if (speedups.empty()) continue;
+    const std::size_t n = speedups.size();
+    const double median = n % 2 == 1 ? speedups[n / 2] : (speedups[n / 2 - 1] + speedups[n / 2]) / 2.0;
+    (*update)->Reset();
+    (*update)->Bind(1, node_id).Bind(2, median).Bind(3, now);
+    if (auto done = (*update)->Run(); !done) return Fail(done.error());
+    if (impl_->Changes() == 0) return Fail(Error::NotFound("DB: RecordConfirmation: no node " + std::to_string(node_id)));
+    medians[node_id] = median;
+  }
+  if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
+  return medians;
+}
+
 Result<std::vector<MeasurementRecord>> Store::GetMeasurements(std::int64_t node_id) {
   constexpr std::string_view kOp = "GetMeasurements";
   auto transaction = impl_->BeginRead(kOp);  // one snapshot for the rows and their shapes
@@ -231,7 +303,7 @@ Result<std::vector<MeasurementRecord>> Store::GetMeasurements(std::int64_t node_
   {
     auto select = impl_->Prepare(kOp, R"sql(
       SELECT id, node_id, run_id, host_id, outcome, reason, log, speedup, build_seconds, eval_seconds, input_sets,
-             seed, mismatches_json, created_at, roofline_fraction
+             seed, mismatches_json, created_at, roofline_fraction, purpose
       FROM measurements WHERE node_id = ?1 ORDER BY id)sql");
     if (!select) return Fail(select.error());
     (*select)->Bind(1, node_id);
@@ -262,6 +334,7 @@ Result<std::vector<MeasurementRecord>> Store::GetMeasurements(std::int64_t node_
       m.mismatches = std::move(*mismatches);
       record.created_at = r.Int(13);
       m.roofline_fraction = r.Double(14);
+      record.purpose = r.Text(15);
       records.push_back(std::move(record));
     }
   }
@@ -324,13 +397,17 @@ Result<std::vector<EdgeRecord>> Store::LoadEdges(std::int64_t graph_id) {
 // --- queries ---------------------------------------------------------------------------------
 
 Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
-  // The best measured measurement of each node (ties: the older one) among
-  // those that pass the filters; the top nodes ranked by it; only then the
-  // wide columns of those few nodes.
+  // For each node, the median of its measured speedups among the
+  // measurements that pass the filters (the lower middle one's measurement is
+  // the row's: its roofline, its time), their count and spread; the top nodes
+  // ranked by it; only then the wide columns of those few nodes.
   auto select = impl_->Prepare("Best", R"sql(
-    WITH ranked AS (
+    WITH passing AS (
       SELECT m.node_id, m.id AS measurement_id, m.run_id, m.host_id, m.speedup, m.created_at, m.roofline_fraction,
-             row_number() OVER (PARTITION BY m.node_id ORDER BY m.speedup DESC, m.id) AS rank_in_node
+             row_number() OVER (PARTITION BY m.node_id ORDER BY m.speedup, m.id) AS k,
+             count(*) OVER (PARTITION BY m.node_id) AS n,
+             min(m.speedup) OVER (PARTITION BY m.node_id) AS lo,
+             max(m.speedup) OVER (PARTITION BY m.node_id) AS hi
       FROM measurements m
       JOIN nodes n ON n.id = m.node_id
       JOIN graphs g ON g.id = n.graph_id
@@ -339,15 +416,22 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
         AND (?1 IS NULL OR t.name = ?1)
         AND (?2 IS NULL OR m.run_id = ?2)
         AND (?3 IS NULL OR m.host_id IN (SELECT id FROM hosts WHERE name = ?3))),
-    top AS (SELECT * FROM ranked WHERE rank_in_node = 1 ORDER BY speedup DESC, node_id LIMIT ?4)
-    SELECT top.node_id, top.run_id, t.name, coalesce(h.name, ''), top.speedup, n.knobs_json, n.mutation,
-           top.measurement_id, top.created_at, top.roofline_fraction
+    medians AS (
+      SELECT node_id, avg(speedup) AS median, max(n) AS n, max(lo) AS lo, max(hi) AS hi,
+             min(CASE WHEN k = (n + 1) / 2 THEN measurement_id END) AS measurement_id
+      FROM passing WHERE k IN ((n + 1) / 2, (n + 2) / 2) GROUP BY node_id),
+    top AS (SELECT * FROM medians ORDER BY median DESC, node_id LIMIT ?4)
+    SELECT top.node_id, p.run_id, t.name, coalesce(h.name, ''), top.median, n.knobs_json, n.mutation,
+           top.measurement_id, p.created_at, p.roofline_fraction, top.n,
+           CASE WHEN top.median > 0 THEN (top.hi - top.lo) / top.median ELSE 0 END,
+           coalesce((SELECT c.verdict FROM confirmations c WHERE c.node_id = top.node_id ORDER BY c.id DESC LIMIT 1), '')
     FROM top
+    JOIN passing p ON p.measurement_id = top.measurement_id
     JOIN nodes n ON n.id = top.node_id
     JOIN graphs g ON g.id = n.graph_id
     JOIN tasks t ON t.id = g.task_id
-    LEFT JOIN hosts h ON h.id = top.host_id
-    ORDER BY top.speedup DESC, top.node_id)sql");
+    LEFT JOIN hosts h ON h.id = p.host_id
+    ORDER BY top.median DESC, top.node_id)sql");
   if (!select) return Fail(select.error());
   (*select)->Bind(1, query.task).Bind(2, query.run_id).Bind(3, query.host);
   (*select)->Bind(4, query.top > 0 ? static_cast<std::int64_t>(query.top) : std::int64_t{-1});
@@ -359,8 +443,9 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
     const store::Statement& r = **select;
     auto knobs = store::DecodeKnobs(r.Text(5), "nodes.knobs_json");
     if (!knobs) return Fail(knobs.error());
-    rows.push_back({r.Int(0), r.Int(1), r.Text(2), r.Text(3), r.Double(4), std::move(*knobs), r.Text(6), r.Int(7),
-                    r.Int(8), r.Double(9)});
+    BestRow best{r.Int(0), r.Int(1), r.Text(2), r.Text(3), r.Double(4), std::move(*knobs), r.Text(6), r.Int(7),
+                 r.Int(8), r.Double(9), static_cast<int>(r.Int(10)), r.Double(11), r.Text(12)};
+    rows.push_back(std::move(best));
   }
 }
 

@@ -22,7 +22,7 @@ struct BestFlags {
 
 void AddBestCommand(CLI::App& app, Cli& cli) {
   auto flags = std::make_shared<BestFlags>();
-  CLI::App* best = app.add_subcommand("best", "the best verified kernels, ranked by speedup");
+  CLI::App* best = app.add_subcommand("best", "the best verified kernels, ranked by median speedup");
   best->add_option("--task", flags->task, "only this task");
   best->add_option("--run", flags->run, "only nodes of this run")->check(CLI::PositiveNumber);
   best->add_option("--host", flags->host, "only measurements taken on this host");
@@ -48,11 +48,11 @@ void AddBestCommand(CLI::App& app, Cli& cli) {
       std::cout << "no measured kernels yet\n";
       return;
     }
-    Table table({"rank", "node", "task", "speedup", "roofline", "run", "host", "knobs"});
+    Table table({"rank", "node", "task", "speedup", "confidence", "roofline", "run", "host", "knobs"});
     int rank = 0;
     for (const BestRow& row : *rows) {
       table.Add({std::to_string(++rank), std::to_string(row.node_id), row.task_name, FormatSpeedup(row.speedup),
-                 FormatRoofline(row.roofline_fraction), std::to_string(row.run_id), row.host_name, row.knobs.empty() ? row.mutation : ToString(row.knobs)});
+                 FormatConfidence(row), FormatRoofline(row.roofline_fraction), std::to_string(row.run_id), row.host_name, row.knobs.empty() ? row.mutation : ToString(row.knobs)});
     }
     table.Print(std::cout);
   });

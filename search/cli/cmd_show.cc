@@ -91,6 +91,7 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
         entry["id"] = record.id;
         entry["run"] = record.run_id;
         entry["host"] = record.host_id;
+        entry["purpose"] = record.purpose;
         entry["measured_at"] = FormatTimestamp(record.created_at);
         document["measurements"].push_back(entry);
       }
@@ -133,8 +134,9 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
     if (!node->reason.empty()) fields.Add({"reason", node->reason});
     fields.Print(std::cout);
     for (const auto& record : *measurements) {
-      std::cout << fmt::format("\nmeasurement {} (run {}, host {}, {}):\n", record.id, record.run_id, record.host_id,
-                               FormatTimestamp(record.created_at));
+      std::cout << fmt::format("\nmeasurement {} (run {}, host {}, {}{}):\n", record.id, record.run_id,
+                               record.host_id, FormatTimestamp(record.created_at),
+                               record.purpose == "confirm" ? ", a confirmation re-measurement" : "");
       PrintMeasurement(std::cout, record.measurement);
     }
     for (const auto& call : *llm_calls) {

@@ -18,17 +18,27 @@ Table::Table(std::vector<std::string> header) { rows_.push_back(std::move(header
 
 void Table::Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
 
+namespace {
+
+// Columns on a terminal: UTF-8 code points (continuation bytes take none).
+std::size_t Columns(const std::string& text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
 void Table::Print(std::ostream& out) const {
   std::vector<std::size_t> widths;
   for (const auto& row : rows_) {
     widths.resize(std::max(widths.size(), row.size()), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Columns(row[i]));
   }
   for (const auto& row : rows_) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
       line += row[i];
-      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+      if (i + 1 < row.size()) line += std::string(widths[i] - Columns(row[i]) + 2, ' ');
     }
     out << line << "\n";
   }
@@ -112,7 +122,21 @@ nlohmann::json ToJson(const BestRow& row) {
   return {{"node", row.node_id},      {"run", row.run_id},         {"task", row.task_name},
           {"host", row.host_name},    {"speedup", row.speedup},    {"knobs", row.knobs},
           {"mutation", row.mutation}, {"measurement", row.measurement_id},
-          {"measured_at", FormatTimestamp(row.measured_at)}, {"roofline_fraction", row.roofline_fraction}};
+          {"measured_at", FormatTimestamp(row.measured_at)}, {"roofline_fraction", row.roofline_fraction},
+          {"measurements", row.measurements}, {"spread", row.spread}, {"confirmation", row.confirmation}};
+}
+
+std::string FormatConfidence(const BestRow& row) {
+  // "confirmed: n=7 ±2.3%": the verdict of its latest confirmation round,
+  // how many measured results the median is over, and their spread
+  // ((max - min) / median).
+  if (row.confirmation == "unstable") return "UNSTABLE: failed a re-measurement";
+  const std::string verdict = row.confirmation == "confirmed" || row.confirmation == "final" ? "confirmed"
+                              : row.confirmation == "within_noise"                           ? "within noise"
+                              : row.measurements > 1                                         ? "re-measured"
+                                                                                             : "once";
+  if (row.measurements < 2) return verdict;
+  return fmt::format("{}: n={} ±{:.1f}%", verdict, row.measurements, 100.0 * row.spread);
 }
 
 nlohmann::json ToJson(const NodeRecord& node, bool with_source) {

@@ -34,6 +34,9 @@ nlohmann::json ToJson(const SampleStats& stats);
 nlohmann::json ToJson(const Measurement& measurement, bool with_samples);
 nlohmann::json ToJson(const RunRecord& run);
 nlohmann::json ToJson(const BestRow& row);
+// How far to trust a best row: its confirmation and the spread of its
+// measurements ("confirmed: n=3 ±1.2%", "once" for a single measurement).
+std::string FormatConfidence(const BestRow& row);
 // Without the source text unless `with_source`.
 nlohmann::json ToJson(const NodeRecord& node, bool with_source);
 

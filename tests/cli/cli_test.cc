@@ -171,6 +171,15 @@ TEST_SUITE("cli") {
     }
     const std::int64_t top = rows[0].at("node").get<std::int64_t>();
     CHECK(runs[0].at("best_speedup").get<double>() == doctest::Approx(rows[0].at("speedup").get<double>()));
+    // The end of the run re-measured the top candidates: the best is a
+    // median of several results, with their spread and verdict.
+    CHECK(rows[0].at("confirmation") == "final");
+    CHECK(rows[0].at("measurements").get<int>() >= 3);
+    CHECK(rows[0].at("spread").get<double>() >= 0.0);
+    const Exec table = workspace.Run({"best", "--task", "affine"});
+    REQUIRE(table.code == 0);
+    CHECK(Contains(table.out, "confidence"));
+    CHECK(Contains(table.out, "confirmed: n="));
 
     for (const json& row : rows) {
       const std::string id = std::to_string(row.at("node").get<std::int64_t>());

@@ -80,11 +80,14 @@ class Harness {
 
   std::vector<NodeRecord> Nodes() { return Must(store_->LoadNodes(graph_id_)); }
   RunRecord LastRun() { return Must(store_->GetRun(last_run_)); }
-  // Measurements recorded by run `run_id`, over every node of the graph.
-  int MeasurementsOfRun(std::int64_t run_id) {
+  // Measurements with `purpose` ("search": evaluations; "confirm":
+  // re-measurements) recorded by run `run_id`, over every node of the graph.
+  int MeasurementsOfRun(std::int64_t run_id, const std::string& purpose = "search") {
     int count = 0;
     for (const NodeRecord& node : Nodes()) {
-      for (const auto& record : Must(store_->GetMeasurements(node.id))) count += record.run_id == run_id;
+      for (const auto& record : Must(store_->GetMeasurements(node.id))) {
+        count += record.run_id == run_id && record.purpose == purpose;
+      }
     }
     return count;
   }
@@ -104,9 +107,12 @@ class Harness {
   std::int64_t last_run_ = 0;
 };
 
+// Confirmation is off: these tests count the evaluator's Measure calls as
+// evaluations; engine_confirm_test turns it on.
 inline RunConfig Config() {
   RunConfig config;
   config.seed = 7;
+  config.confirm.rounds = 0;
   config.parallel.compile_jobs = 2;
   config.parallel.measure_slots = 1;
   return config;

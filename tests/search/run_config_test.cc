@@ -110,6 +110,17 @@ TEST_SUITE("run_config") {
     }
   }
 
+  TEST_CASE("confirm: defaults to the top 3 re-measured twice, parses and round-trips") {
+    const RunConfig defaults;
+    CHECK(defaults.confirm.top == 3);
+    CHECK(defaults.confirm.rounds == 2);
+    auto parsed = ParseRunConfig(json{{"task", "softmax"}, {"confirm", {{"top", 5}, {"rounds", 0}}}}, "c.json");
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->confirm.top == 5);
+    CHECK(parsed->confirm.rounds == 0);
+    CHECK(ToJson(*parsed).at("confirm") == json{{"top", 5}, {"rounds", 0}});
+  }
+
   TEST_CASE("a default config round-trips and has no budget") {
     RunConfig config;
     config.task = "matmul";
@@ -147,6 +158,8 @@ TEST_SUITE("run_config") {
         {"llm mutator without model", modelless, "mutators[1].model"},
         {"fractional evaluations", With("/budget/evaluations", 2.5), "budget.evaluations"},
         {"strategy not an object", With("/strategy", "greedy"), "strategy"},
+        {"negative confirmation rounds", With("/confirm/rounds", -1), "confirm.rounds"},
+        {"unknown confirm field", With("/confirm/margin", 0.1), "confirm.margin"},
     };
     for (const Bad& bad : cases) {
       const std::string what = bad.what;

@@ -86,6 +86,7 @@ TEST_SUITE("store") {
     Exec(path,
          "ALTER TABLE runs DROP COLUMN state_json; ALTER TABLE measurements DROP COLUMN roofline_fraction;"
          "ALTER TABLE measurement_shapes DROP COLUMN roofline_fraction; DROP TABLE calibrations;"
+         "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
          "PRAGMA user_version = 1;");
     {
       auto store = Must(Store::Open(path));

@@ -3,7 +3,6 @@
 // file (for what the Store API does not expose, such as row counts).
 
 #include <doctest.h>
-#include <sqlite3.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "core/measurement.h"
 #include "core/task.h"
 #include "store/records.h"
+#include "tests/sqlite_peek.h"
 
 namespace kestrel::testing {
 
@@ -90,23 +90,6 @@ inline Measurement MakeWrong() {
   m.input_sets = 3;
   m.seed = 42;
   return m;
-}
-
-// The first column of the first row of `sql` on the file, read with a
-// connection of its own; -1 on any failure.
-inline std::int64_t QueryInt(const std::filesystem::path& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  std::int64_t value = -1;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* statement = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK &&
-        sqlite3_step(statement) == SQLITE_ROW) {
-      value = sqlite3_column_int64(statement, 0);
-    }
-    sqlite3_finalize(statement);
-  }
-  sqlite3_close(db);
-  return value;
 }
 
 }  // namespace kestrel::testing

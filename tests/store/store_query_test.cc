@@ -55,7 +55,7 @@ std::vector<std::int64_t> Nodes(const std::vector<BestRow>& rows) {
 }
 
 TEST_SUITE("store") {
-  TEST_CASE("Best ranks the best measurement of each node, filtered") {
+  TEST_CASE("Best ranks nodes by the median of their measured results, filtered") {
     World w;
     const auto run1 = w.Run(w.task_a, w.graph_a, 100);
     const auto run2 = w.Run(w.task_a, w.graph_a, 200);
@@ -78,9 +78,13 @@ TEST_SUITE("store") {
       const auto rows = Must(w.store->Best({}));
       CHECK(Nodes(rows) == std::vector<std::int64_t>{n4, n1, n2, n3});
       CHECK(rows[0].task_name == "b");
-      CHECK(rows[1].speedup == 3.0);
-      CHECK(rows[1].host_name == "beta");
-      CHECK(rows[1].run_id == run2);
+      CHECK(rows[1].speedup == doctest::Approx(2.25));  // the median of 1.5 and 3.0
+      CHECK(rows[1].measurements == 2);
+      CHECK(rows[1].spread == doctest::Approx(1.5 / 2.25));
+      CHECK(rows[1].confirmation == "");
+      CHECK(rows[1].measurement_id == m1);  // of two, the lower middle one's is the row's measurement
+      CHECK(rows[1].host_name == "alpha");
+      CHECK(rows[1].run_id == run1);
       CHECK(rows[1].knobs == MakeNode(0, 0, "", "1").knobs);
       CHECK(rows[1].mutation == "knob KNOB ->1");
       CHECK(rows[1].measured_at > 0);
@@ -91,7 +95,7 @@ TEST_SUITE("store") {
       CHECK(Must(w.store->Best({"nope", std::nullopt, std::nullopt, 10})).empty());
       CHECK(Must(w.store->Best({std::nullopt, std::nullopt, std::nullopt, 0})).size() == 4);  // 0: no limit
     }
-    SUBCASE("host: the best measurement taken on that host") {
+    SUBCASE("host: the measurements taken on that host") {
       const auto rows = Must(w.store->Best({std::nullopt, std::nullopt, std::string("alpha"), 10}));
       CHECK(Nodes(rows) == std::vector<std::int64_t>{n2, n3, n1});
       CHECK(rows[2].speedup == 1.5);
@@ -134,6 +138,75 @@ TEST_SUITE("store") {
     REQUIRE(runs[1].best_speedup);
     CHECK(*runs[1].best_speedup == 2.5);
     CHECK(w.store->GetRun(99).error().IsNotFound());
+  }
+
+  TEST_CASE("RecordConfirmation stores re-measurements apart, sets medians, and Best shows the verdict") {
+    World w;
+    const auto run = w.Run(w.task_a, w.graph_a, 100);
+    const auto challenger = w.Node(w.graph_a, run, "1");
+    const auto incumbent = w.Node(w.graph_a, run, "2");
+    const auto flaky = w.Node(w.graph_a, run, "3");
+    w.Measure(incumbent, run, w.alpha, 2.0);
+    w.Measure(challenger, run, w.alpha, 2.6);  // one lucky draw
+    w.Measure(flaky, run, w.alpha, 5.0);
+
+    ConfirmationRecord round;
+    round.run_id = run;
+    round.host_id = w.alpha;
+    round.node_id = challenger;
+    round.against_id = incumbent;
+    round.verdict = "within_noise";
+    round.node_median = 2.05;
+    round.against_median = 2.0;
+    round.noise = 0.3;
+    round.samples = 3;
+    ConfirmationRecord unstable;
+    unstable.run_id = run;
+    unstable.host_id = w.alpha;
+    unstable.node_id = flaky;
+    unstable.verdict = "unstable";
+    unstable.node_median = 5.0;
+    unstable.samples = 1;
+    const std::vector<std::pair<std::int64_t, Measurement>> remeasured = {
+        {challenger, MakeMeasured(2.0, 1, 3)}, {incumbent, MakeMeasured(1.9, 1, 3)},
+        {challenger, MakeMeasured(2.1, 1, 3)}, {incumbent, MakeMeasured(2.05, 1, 3)},
+        {flaky, MakeWrong()}};
+    const auto medians = Must(w.store->RecordConfirmation({round, unstable}, remeasured));
+    // Medians over every measured result: {2.0, 2.1, 2.6} and {1.9, 2.0, 2.05}; flaky keeps its one result.
+    CHECK(medians.at(challenger) == doctest::Approx(2.1));
+    CHECK(medians.at(incumbent) == doctest::Approx(2.0));
+    CHECK(medians.at(flaky) == doctest::Approx(5.0));
+    CHECK(*Must(w.store->GetNode(challenger)).speedup == doctest::Approx(2.1));
+    CHECK(*Must(w.store->GetNode(incumbent)).speedup == doctest::Approx(2.0));
+
+    const auto measurements = Must(w.store->GetMeasurements(challenger));
+    REQUIRE(measurements.size() == 3);
+    CHECK(measurements[0].purpose == "search");
+    CHECK(measurements[1].purpose == "confirm");
+    CHECK(measurements[2].purpose == "confirm");
+    CHECK(measurements[1].run_id == run);
+
+    const auto rows = Must(w.store->Best({"a", std::nullopt, std::nullopt, 10}));
+    REQUIRE(Nodes(rows) == std::vector<std::int64_t>{flaky, challenger, incumbent});
+    CHECK(rows[0].confirmation == "unstable");
+    CHECK(rows[1].confirmation == "within_noise");
+    CHECK(rows[1].speedup == doctest::Approx(2.1));
+    CHECK(rows[1].measurements == 3);
+    CHECK(rows[1].spread == doctest::Approx((2.6 - 2.0) / 2.1));
+    CHECK(rows[2].confirmation == "");  // the incumbent had no round of its own
+    CHECK(rows[2].measurements == 3);
+
+    const RunRecord got = Must(w.store->GetRun(run));
+    CHECK(got.evaluations == 3);                           // re-measurements are no evaluations
+    CHECK(*got.best_speedup == doctest::Approx(2.1));      // the unstable node is not the run's best
+    const auto path = w.dir / "kestrel.db";
+    CHECK(QueryInt(path, "SELECT count(*) FROM measurements WHERE purpose = 'confirm'") == 5);
+    CHECK(QueryInt(path, "SELECT count(*) FROM confirmations") == 2);
+    // An unknown node fails the whole round: nothing of it is stored.
+    CHECK_FALSE(w.store->RecordConfirmation({round}, {{challenger, MakeMeasured(9.0)}, {4242, MakeMeasured(1.0)}})
+                    .has_value());
+    CHECK(QueryInt(path, "SELECT count(*) FROM measurements WHERE purpose = 'confirm'") == 5);
+    CHECK(*Must(w.store->GetNode(challenger)).speedup == doctest::Approx(2.1));
   }
 
   TEST_CASE("FinishRun and AddRunEvent") {

@@ -1,0 +1,30 @@
+#pragma once
+// A raw SQLite peek at a Kestrel file, with a connection of its own: for what
+// the Store API does not expose, such as row counts.
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace kestrel::testing {
+
+// The first column of the first row of `sql` on the file, read with a
+// connection of its own; -1 on any failure.
+inline std::int64_t QueryInt(const std::filesystem::path& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::int64_t value = -1;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK &&
+        sqlite3_step(statement) == SQLITE_ROW) {
+      value = sqlite3_column_int64(statement, 0);
+    }
+    sqlite3_finalize(statement);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
+}  // namespace kestrel::testing
