@@ -36,6 +36,10 @@ struct ShapeTiming {
   // The roofline time (core/roofline.h) over the candidate's median: 1 is the
   // hardware's limit; 0 when the host is not calibrated or the task has no formulas.
   double roofline_fraction = 0.0;
+  // Calls timed together per sample (batching for short kernels), from the
+  // evaluation; not stored (0 when read back from the database).
+  std::int64_t candidate_calls_per_sample = 0;
+  std::int64_t reference_calls_per_sample = 0;
 };
 
 // The worst elementwise disagreements with the reference, for the log and

@@ -308,13 +308,19 @@ Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build) {
     timing.reference = Summarize(samples.reference);
     timing.candidate_seconds = std::move(samples.candidate);
     timing.reference_seconds = std::move(samples.reference);
+    timing.candidate_calls_per_sample = samples.candidate_batch;
+    timing.reference_calls_per_sample = samples.reference_batch;
     timing.speedup = timing.reference.median / timing.candidate.median;
     if (const auto flops = task_.Flops(timing.shape)) timing.gflops = *flops / timing.candidate.median / 1e9;
     if (const auto bytes = task_.Bytes(timing.shape)) timing.gbps = *bytes / timing.candidate.median / 1e9;
     measured.log += "shape " + timed_shapes_[s].label + ": candidate " + Number(timing.candidate.median * 1e6) +
                     " us, reference " + Number(timing.reference.median * 1e6) + " us (" +
                     std::to_string(timing.candidate.count) + "/" + std::to_string(timing.reference.count) +
-                    " samples), speedup " + Number(timing.speedup) + "\n";
+                    " samples" +
+                    (samples.flushes > 0 && samples.flushes == timing.candidate.count
+                         ? ", caches flushed before each"
+                         : "") +
+                    "), speedup " + Number(timing.speedup) + "\n";
     measured.shapes.push_back(std::move(timing));
   }
   measured.speedup = GeomeanSpeedup(measured.shapes);

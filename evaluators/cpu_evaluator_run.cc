@@ -83,6 +83,13 @@ Job CpuEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem::
   job.min_time_s = options_.min_time_s;
   job.min_samples = options_.min_samples;
   job.buffer_sets = std::min(2, options_.input_sets);
+  if (options_.flush_cache) {
+    // Twice the last-level cache, at most 128 MiB (a virtual machine may
+    // report a whole socket's L3, far more than one core's share); 64 MiB
+    // when its size is unknown.
+    const std::int64_t llc = host_.l3_bytes > 0 ? host_.l3_bytes : host_.l2_bytes;
+    job.flush_bytes = llc > 0 ? std::min(2 * llc, std::int64_t{128} << 20) : std::int64_t{64} << 20;
+  }
   job.seccomp = sandbox_.seccomp;
   job.allow_threads = options_.threads > 1;
   return job;

@@ -62,6 +62,11 @@ struct CpuEvaluatorOptions {
   int min_samples = 10;           // per shape, per kernel
   int input_sets = 3;             // independent input sets checked per shape
   double max_speedup = 1000.0;    // a higher speedup is rejected as implausible
+  // Before each timing sample the runner writes over a buffer twice the
+  // size of the last-level cache (at most 128 MiB), so that each sample
+  // starts cold (a batched sample of a microsecond kernel: its first call).
+  // Each flush costs about that size over the memory bandwidth.
+  bool flush_cache = false;
   std::uint64_t seed = 1;         // input seed; the candidate never sees it
   double build_timeout_s = 120;   // compiler wall clock
   double run_timeout_s = 60;      // runner wall clock per invocation

@@ -126,6 +126,7 @@ std::string JobToJson(const Job& job) {
               {"min_time_s", job.min_time_s},
               {"min_samples", job.min_samples},
               {"buffer_sets", job.buffer_sets},
+              {"flush_bytes", job.flush_bytes},
               {"timed_output_file", job.timed_output_file.string()},
               {"seccomp", job.seccomp},
               {"allow_threads", job.allow_threads}};
@@ -152,6 +153,7 @@ Result<Job> ParseJob(const std::string& text) {
     job.min_time_s = in.at("min_time_s").get<double>();
     job.min_samples = in.at("min_samples").get<int>();
     job.buffer_sets = in.at("buffer_sets").get<int>();
+    job.flush_bytes = in.value("flush_bytes", std::int64_t{0});
     job.timed_output_file = in.value("timed_output_file", std::string());
     job.seccomp = in.value("seccomp", false);
     job.allow_threads = in.value("allow_threads", false);
@@ -163,6 +165,9 @@ Result<Job> ParseJob(const std::string& text) {
       job.shapes.push_back(std::move(parsed));
     }
     if (job.mode != "outputs" && job.mode != "time") throw std::runtime_error("unknown mode '" + job.mode + "'");
+    if (job.flush_bytes < 0 || job.flush_bytes > (std::int64_t{1} << 34)) {
+      throw std::runtime_error("flush_bytes must be between 0 and 16 GiB");
+    }
     if (job.input_sets < 1 || job.buffer_sets < 1 || job.min_samples < 1) {
       throw std::runtime_error("input_sets, buffer_sets and min_samples must be positive");
     }
@@ -186,7 +191,8 @@ std::string JobResultToJson(const JobResult& result) {
     out["timings"].push_back({{"candidate", timing.candidate},
                               {"reference", timing.reference},
                               {"candidate_batch", timing.candidate_batch},
-                              {"reference_batch", timing.reference_batch}});
+                              {"reference_batch", timing.reference_batch},
+                              {"flushes", timing.flushes}});
   }
   return out.dump();
 }
@@ -211,6 +217,7 @@ Result<JobResult> ParseJobResult(const std::string& text) {
       parsed.reference = timing.at("reference").get<std::vector<double>>();
       parsed.candidate_batch = timing.at("candidate_batch").get<std::int64_t>();
       parsed.reference_batch = timing.at("reference_batch").get<std::int64_t>();
+      parsed.flushes = timing.value("flushes", std::int64_t{0});
       result.timings.push_back(std::move(parsed));
     }
     return result;

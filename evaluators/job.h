@@ -51,6 +51,7 @@ struct Job {
   double min_time_s = 0.5;          // time mode, per shape and kernel
   int min_samples = 10;             // time mode, per shape and kernel
   int buffer_sets = 2;              // time mode: rotating input sets (the checked sets 0..buffer_sets-1)
+  std::int64_t flush_bytes = 0;     // time mode: bytes written over before each sample; 0: no flush
   // Time mode: when set, after timing each shape the candidate is called once
   // more on each of its buffer sets (outputs poisoned first, exactly like a
   // timed call) and those outputs are written here in OutputSegments order of
@@ -84,6 +85,7 @@ struct ShapeSamples {
   std::vector<double> reference;
   std::int64_t candidate_batch = 1;  // calls per sample
   std::int64_t reference_batch = 1;
+  std::int64_t flushes = 0;  // cache flushes before candidate samples (Job::flush_bytes)
 };
 
 struct JobResult {

@@ -74,6 +74,13 @@ void JsonFields::Integer(const char* key, int& out, int min, int max) {
   out = static_cast<int>(wide);
 }
 
+void JsonFields::Boolean(const char* key, bool& out) {
+  const auto* value = Field(key);
+  if (!value) return;
+  if (!value->is_boolean()) return Fail(key, "true or false");
+  out = value->get<bool>();
+}
+
 void JsonFields::StringList(const char* key, std::vector<std::string>& out) {
   const auto* value = Field(key);
   if (!value) return;

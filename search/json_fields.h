@@ -26,6 +26,7 @@ class JsonFields {
   void Integer(const char* key, std::int64_t& out, std::int64_t min, std::int64_t max);
   void Integer(const char* key, int& out, int min, int max);
   void StringList(const char* key, std::vector<std::string>& out);
+  void Boolean(const char* key, bool& out);
   void OneOf(const char* key, std::string& out, const std::vector<std::string>& allowed);
   // The child object at `key`, or nullptr (an error is recorded when it is not an object).
   const nlohmann::json* Object(const char* key);

@@ -64,6 +64,7 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
   fields.Integer("input_sets", out.input_sets, 1, 100);
   fields.Number("timeout_s", out.timeout_s, 0.1, 86400.0);
   fields.Number("max_speedup", out.max_speedup, 1.0, 1e9);
+  fields.Boolean("flush_cache", out.flush_cache);
   if (out.compiler.empty()) fields.Fail("compiler", "a compiler command");
   return fields.Finish();
 }
@@ -232,6 +233,7 @@ json ToJson(const RunConfig& config) {
                      {"min_time", config.evaluator.min_time_s},
                      {"min_samples", config.evaluator.min_samples},
                      {"max_speedup", config.evaluator.max_speedup},
+                     {"flush_cache", config.evaluator.flush_cache},
                      {"input_sets", config.evaluator.input_sets},
                      {"timeout_s", config.evaluator.timeout_s}}},
       {"budget", budget},

@@ -51,6 +51,7 @@ struct EvaluatorConfig {
   int input_sets = 3;
   double timeout_s = 60;  // per runner invocation
   double max_speedup = 1000;  // a higher speedup is rejected as implausible
+  bool flush_cache = false;   // evict the caches before each timing sample
 };
 
 struct BudgetConfig {

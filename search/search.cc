@@ -31,6 +31,7 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
   options.min_time_s = config.min_time_s;
   options.min_samples = config.min_samples;
   options.max_speedup = config.max_speedup;
+  options.flush_cache = config.flush_cache;
   options.input_sets = config.input_sets;
   options.run_timeout_s = config.timeout_s;
   options.seed = seed;

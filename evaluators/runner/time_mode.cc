@@ -23,6 +23,24 @@ constexpr std::size_t kMaxSamples = 100000;
 
 double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// A buffer larger than the last-level cache, written over (every cache line
+// read and written) before a sample so that the sample starts with cold
+// caches: neither kernel's data is left in them. Empty: no flushing.
+class CacheFlusher {
+ public:
+  explicit CacheFlusher(std::int64_t bytes) : lines_(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 0)), 0) {}
+  bool enabled() const { return !lines_.empty(); }
+  void Flush() {
+    for (std::size_t i = 0; i < lines_.size(); i += 64) lines_[i] = static_cast<unsigned char>(lines_[i] + 1);
+    // The writes must happen: the buffer's contents are observed.
+    sink_ = sink_ + lines_[lines_.size() / 2];
+  }
+
+ private:
+  std::vector<unsigned char> lines_;
+  volatile unsigned sink_ = 0;
+};
+
 // One kernel's side of the timing of one shape: its own rotating argument
 // sets (never shared with the other kernel, so neither can reuse the
 // other's outputs), its batch size and its samples.
@@ -105,6 +123,7 @@ Status RunTiming(const Job& job, JobResult& result) {
   if (!reference) return Fail(reference.error());
   const double sample_seconds =
       std::clamp(job.min_time_s / (4.0 * job.min_samples), kMinSampleSeconds, kMaxSampleSeconds);
+  CacheFlusher flusher(job.flush_bytes);
 
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     Timed cand(candidate->entry(), job.shapes[s], job, s);
@@ -112,8 +131,14 @@ Status RunTiming(const Job& job, JobResult& result) {
     ref.WarmUp(sample_seconds);
     cand.WarmUp(sample_seconds);
     // Interleaved: a change of machine load hits both kernels alike.
+    std::int64_t flushes = 0;
     while (!cand.Done(job) || !ref.Done(job)) {
+      if (flusher.enabled()) flusher.Flush();
       ref.Sample();
+      if (flusher.enabled()) {
+        flusher.Flush();
+        ++flushes;
+      }
       cand.Sample();
     }
     if (timed_out.is_open()) cand.CallAndWriteOutputs(job.shapes[s], timed_out);
@@ -122,6 +147,7 @@ Status RunTiming(const Job& job, JobResult& result) {
     samples.reference = std::move(ref.samples());
     samples.candidate_batch = cand.batch();
     samples.reference_batch = ref.batch();
+    samples.flushes = flushes;
     result.timings.push_back(std::move(samples));
   }
   if (timed_out.is_open()) {

@@ -82,6 +82,10 @@ nlohmann::json ToJson(const Measurement& measurement, bool with_samples) {
       shape["candidate"]["samples_s"] = timing.candidate_seconds;
       shape["reference"]["samples_s"] = timing.reference_seconds;
     }
+    if (timing.candidate_calls_per_sample > 0) {
+      shape["candidate"]["calls_per_sample"] = timing.candidate_calls_per_sample;
+      shape["reference"]["calls_per_sample"] = timing.reference_calls_per_sample;
+    }
     shapes.push_back(shape);
   }
   nlohmann::json mismatches = nlohmann::json::array();

@@ -58,6 +58,20 @@ TEST_SUITE("cpu_evaluator") {
     CHECK(m.eval_seconds > 0);
   }
 
+  TEST_CASE("flush_cache: every candidate sample starts after the caches were written over") {
+    CpuEvaluatorOptions options = testing::FastOptions();
+    options.flush_cache = true;
+    options.run_timeout_s = 60;  // each sample is preceded by writing up to 128 MiB
+    auto made = MakeCpuEvaluator(testing::MakeScaleTask(), options);
+    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    const Measurement m = (*made)->Evaluate(testing::MakeCandidate(**made, "scale_ref", {}));
+    INFO(m.reason << "\n" << m.log);
+    REQUIRE(m.outcome == Outcome::kMeasured);
+    CHECK(m.log.find("caches flushed before each") != std::string::npos);
+    // Without the switch, no flush is reported.
+    CHECK(Eval("scale_ref").log.find("caches flushed") == std::string::npos);
+  }
+
   TEST_CASE("C linkage and knob defines") {
     const Measurement m = Eval("scale_extern_c", {{"UNROLL", "4"}});
     CHECK(m.outcome == Outcome::kMeasured);

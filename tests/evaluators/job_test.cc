@@ -55,20 +55,25 @@ TEST_SUITE("job") {
     Job job = ScaleJob();
     job.libraries = {"/tmp/a.so", "/tmp/b.so"};
     job.shapes[0].args[0].init.dist = InitSpec::Dist::kUniform;
+    job.flush_bytes = 64 << 20;
     auto parsed = ParseJob(JobToJson(job));
     REQUIRE(parsed.has_value());
     CHECK(JobToJson(*parsed) == JobToJson(job));
+    CHECK(parsed->flush_bytes == 64 << 20);
+    job.flush_bytes = -1;
+    CHECK_FALSE(ParseJob(JobToJson(job)).has_value());
 
     JobResult result;
     result.nonce = "n";
     result.checks = {{1, 2, {"x"}, true}};
-    result.timings = {{{1e-6, 2e-6}, {3e-6}, 10, 20}};
+    result.timings = {{{1e-6, 2e-6}, {3e-6}, 10, 20, 2}};
     auto back = ParseJobResult(JobResultToJson(result));
     REQUIRE(back.has_value());
     CHECK(back->checks[0].inputs_modified == std::vector<std::string>{"x"});
     CHECK(back->checks[0].nondeterministic);
     CHECK(back->timings[0].candidate.size() == 2);
     CHECK(back->timings[0].reference_batch == 20);
+    CHECK(back->timings[0].flushes == 2);
 
     CHECK_FALSE(ParseJobResult("not json").has_value());
     CHECK_FALSE(ParseJobResult("{\"nonce\": 3}").has_value());

@@ -110,6 +110,14 @@ TEST_SUITE("run_config") {
     }
   }
 
+  TEST_CASE("evaluator.flush_cache defaults to off, parses and round-trips") {
+    CHECK_FALSE(RunConfig{}.evaluator.flush_cache);
+    auto parsed = ParseRunConfig(json{{"task", "softmax"}, {"evaluator", {{"flush_cache", true}}}}, "c.json");
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->evaluator.flush_cache);
+    CHECK(ToJson(*parsed).at("evaluator").at("flush_cache") == true);
+  }
+
   TEST_CASE("confirm: defaults to the top 3 re-measured twice, parses and round-trips") {
     const RunConfig defaults;
     CHECK(defaults.confirm.top == 3);
@@ -159,6 +167,7 @@ TEST_SUITE("run_config") {
         {"fractional evaluations", With("/budget/evaluations", 2.5), "budget.evaluations"},
         {"strategy not an object", With("/strategy", "greedy"), "strategy"},
         {"negative confirmation rounds", With("/confirm/rounds", -1), "confirm.rounds"},
+        {"flush_cache not a boolean", With("/evaluator/flush_cache", "yes"), "evaluator.flush_cache"},
         {"unknown confirm field", With("/confirm/margin", 0.1), "confirm.margin"},
     };
     for (const Bad& bad : cases) {
