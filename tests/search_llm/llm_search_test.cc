@@ -11,6 +11,7 @@
 #include <functional>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -364,6 +365,47 @@ TEST_CASE("the API key appears nowhere in the database file") {
     CHECK(bytes.find("S3CRET") == std::string::npos);
   }
   CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls") >= 3);
+}
+
+TEST_CASE("two models with weights in one run: each expansion's model is recorded with its node and call") {
+  // Each reply is a new kernel named after the model that wrote it; after
+  // eight replies the server refuses (401), which stops that mutator.
+  RoutedServer server([calls = std::map<std::string, int>()](const std::string& body) mutable -> Reply {
+    const std::string model = nlohmann::json::parse(body).at("model").get<std::string>();
+    const int n = ++calls[model];
+    if (n > 8) return Unauthorized();
+    return Code(model + "-" + std::to_string(n));
+  });
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  RunConfig config = SearchConfig(server);
+  MutatorConfig cheap = LlmConfig(server);
+  cheap.model = "cheap-fast";
+  cheap.weight = 2.0;
+  MutatorConfig strong = LlmConfig(server);
+  strong.model = "strong-slow";
+  strong.weight = 1.0;
+  config.mutators = {cheap, strong};
+  config.budget.evaluations = 10;
+  (void)Must(harness.Run(evaluator, config));
+
+  const std::int64_t by_cheap = Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE model = 'cheap-fast'");
+  const std::int64_t by_strong = Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE model = 'strong-slow'");
+  CHECK(by_cheap >= 1);
+  CHECK(by_strong >= 1);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE model NOT IN ('cheap-fast', 'strong-slow')") == 0);
+  // Every LLM node names its model in its mutation and was written by that model's call.
+  int llm_nodes = 0;
+  for (const NodeRecord& node : harness.Nodes()) {
+    if (node.mutation.rfind("llm:", 0) != 0) continue;
+    ++llm_nodes;
+    const auto calls = Must(harness.store().LlmCallsForNode(node.id));
+    REQUIRE(calls.size() == 1);
+    CAPTURE(node.mutation);
+    CHECK(node.mutation.rfind("llm:" + calls[0].model + ":", 0) == 0);
+    CHECK(node.knobs.at("V").rfind(calls[0].model + "-", 0) == 0);
+  }
+  CHECK(llm_nodes >= 2);
 }
 
 TEST_CASE("a missing API key is refused by MakeMutators, naming the variable") {
