@@ -63,7 +63,7 @@ def markdown_section(name, text):
     text = text.strip("\n")
     if text.startswith("## "):
         return text + "\n"
-    return f"## {name}\n\n{text}\n"
+    return f"## {name}: summary\n\n{text}\n"
 
 
 def fmt_load(load):
