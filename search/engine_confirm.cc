@@ -87,19 +87,35 @@ void Engine::Impl::Confirm(Event& event) {
   }
 }
 
+bool Engine::Impl::StoreRoundLocked(const Event& event) {
+  if (event.confirmations.empty()) return true;
+  auto medians = store_.RecordConfirmation(options_.run_id, options_.host_id, {}, event.confirmations);
+  if (!medians) {
+    Fatal(medians.error());
+    return false;
+  }
+  for (const auto& [id, median] : *medians) graph_.SetResult(id, NodeStatus::kMeasured, median);
+  return true;
+}
+
 bool Engine::Impl::JudgeLocked(const Event& event) {
   const NodeId node = event.job.node;
   const double speedup = event.measurement.speedup;
-  if (incumbent_ == 0 || incumbent_ == node) {
+  const std::optional<double> incumbent_speedup =
+      incumbent_ != 0 && incumbent_ != node ? graph_.Node(incumbent_).speedup : std::nullopt;
+  if (!incumbent_speedup) {
+    // Nothing to beat: no incumbent yet, or it failed a later evaluation.
+    // A round measured against one that was replaced since is stored as is.
+    if (!StoreRoundLocked(event)) return false;
     incumbent_ = node;
     return true;
   }
-  const auto incumbent_speedup = graph_.Node(incumbent_).speedup;
-  if (!incumbent_speedup) {  // the incumbent failed a later evaluation: any measured result replaces it
-    incumbent_ = node;
-    return true;
+  if (speedup <= *incumbent_speedup) {
+    // The round was against an incumbent that a faster result replaced while
+    // it ran: this result challenges nobody now, but its re-measurements are kept.
+    (void)StoreRoundLocked(event);
+    return false;
   }
-  if (speedup <= *incumbent_speedup) return false;
   if (event.confirmations.empty()) {
     // No round (confirmation off, the incumbent no longer builds, or the run
     // is stopping): the faster result is the best, unconfirmed.
@@ -126,7 +142,7 @@ bool Engine::Impl::JudgeLocked(const Event& event) {
                                 [node](const auto& entry) { return entry.first == node; }));
   const bool beats = all_measured && record.node_median > record.against_median * (1.0 + record.noise);
   record.verdict = beats ? "confirmed" : all_measured ? "within_noise" : "unstable";
-  auto medians = store_.RecordConfirmation({record}, event.confirmations);
+  auto medians = store_.RecordConfirmation(options_.run_id, options_.host_id, {record}, event.confirmations);
   if (!medians) {
     Fatal(medians.error());
     return false;
@@ -202,7 +218,7 @@ void Engine::Impl::FinalConfirmation() {
     records.push_back(record);
     if (failed > 0) unstable.insert(job.node);
   }
-  auto medians = store_.RecordConfirmation(records, measurements);
+  auto medians = store_.RecordConfirmation(options_.run_id, options_.host_id, records, measurements);
   if (!medians) {
     Fatal(medians.error());
     return;

@@ -129,6 +129,8 @@ class Engine::Impl {
   // Record stage: the verdict of a confirmation round; true when the node is
   // the new best. Locked.
   bool JudgeLocked(const Event& event);
+  // Stores the event's re-measurements without a verdict; false on a store error.
+  bool StoreRoundLocked(const Event& event);
   // After the flow graph: the top candidates re-measured together.
   void FinalConfirmation();
   std::optional<Job> IncumbentJobLocked(NodeId challenger, double speedup);

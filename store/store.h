@@ -108,11 +108,12 @@ class Store {
                                          const Measurement& measurement);
   // One transaction: the re-measurements of a confirmation round (stored
   // with purpose 'confirm': they count for no evaluation budget) and the
-  // confirmation rows; each re-measured node's speedup becomes the median of
+  // confirmation rows (none: re-measurements without a verdict), taken by
+  // run_id on host_id (0: none); each re-measured node's speedup becomes the median of
   // all its measured results, which it returns (node -> median; a node with
   // no measured result is absent). NotFound for an unknown node.
   Result<std::map<std::int64_t, double>> RecordConfirmation(
-      const std::vector<ConfirmationRecord>& confirmations,
+      std::int64_t run_id, std::int64_t host_id, const std::vector<ConfirmationRecord>& confirmations,
       const std::vector<std::pair<std::int64_t, Measurement>>& measurements);
   // With source text. NotFound for an unknown node.
   Result<NodeRecord> GetNode(std::int64_t node_id);

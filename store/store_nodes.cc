@@ -238,12 +238,10 @@ Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t
 }
 
 Result<std::map<std::int64_t, double>> Store::RecordConfirmation(
-    const std::vector<ConfirmationRecord>& confirmations,
+    std::int64_t run_id, std::int64_t host_id, const std::vector<ConfirmationRecord>& confirmations,
     const std::vector<std::pair<std::int64_t, Measurement>>& measurements) {
   constexpr std::string_view kOp = "RecordConfirmation";
   const std::int64_t now = NowMillis();
-  const std::int64_t run_id = confirmations.empty() ? 0 : confirmations.front().run_id;
-  const std::int64_t host_id = confirmations.empty() ? 0 : confirmations.front().host_id;
   auto transaction = impl_->BeginWrite(kOp);
   if (!transaction) return Fail(transaction.error());
   std::set<std::int64_t> nodes;

@@ -171,7 +171,7 @@ TEST_SUITE("store") {
         {challenger, MakeMeasured(2.0, 1, 3)}, {incumbent, MakeMeasured(1.9, 1, 3)},
         {challenger, MakeMeasured(2.1, 1, 3)}, {incumbent, MakeMeasured(2.05, 1, 3)},
         {flaky, MakeWrong()}};
-    const auto medians = Must(w.store->RecordConfirmation({round, unstable}, remeasured));
+    const auto medians = Must(w.store->RecordConfirmation(run, w.alpha, {round, unstable}, remeasured));
     // Medians over every measured result: {2.0, 2.1, 2.6} and {1.9, 2.0, 2.05}; flaky keeps its one result.
     CHECK(medians.at(challenger) == doctest::Approx(2.1));
     CHECK(medians.at(incumbent) == doctest::Approx(2.0));
@@ -203,7 +203,7 @@ TEST_SUITE("store") {
     CHECK(QueryInt(path, "SELECT count(*) FROM measurements WHERE purpose = 'confirm'") == 5);
     CHECK(QueryInt(path, "SELECT count(*) FROM confirmations") == 2);
     // An unknown node fails the whole round: nothing of it is stored.
-    CHECK_FALSE(w.store->RecordConfirmation({round}, {{challenger, MakeMeasured(9.0)}, {4242, MakeMeasured(1.0)}})
+    CHECK_FALSE(w.store->RecordConfirmation(run, w.alpha, {round}, {{challenger, MakeMeasured(9.0)}, {4242, MakeMeasured(1.0)}})
                     .has_value());
     CHECK(QueryInt(path, "SELECT count(*) FROM measurements WHERE purpose = 'confirm'") == 5);
     CHECK(*Must(w.store->GetNode(challenger)).speedup == doctest::Approx(2.1));
