@@ -106,8 +106,7 @@ Result<RunSummary> Engine::Impl::Run() {
           try {
             Confirm(event);
           } catch (const std::exception&) {
-            event.against = 0;  // unconfirmed: judged without a round
-            event.confirmations.clear();
+            event.confirmations.clear();  // unconfirmed: judged without a round
           }
           return event;
         });

@@ -76,7 +76,6 @@ void Engine::Impl::Confirm(Event& event) {
   if (!incumbent) return;
   incumbent->build = evaluator_.Build(incumbent->candidate);  // cached when this process built it
   if (!incumbent->build.ok) return;                            // judged without a round
-  event.against = incumbent->node;
   for (int round = 0; round < config_.confirm.rounds; ++round) {
     {
       std::lock_guard lock(mutex_);
@@ -87,15 +86,16 @@ void Engine::Impl::Confirm(Event& event) {
   }
 }
 
-bool Engine::Impl::StoreRoundLocked(const Event& event) {
-  if (event.confirmations.empty()) return true;
-  auto medians = store_.RecordConfirmation(options_.run_id, options_.host_id, {}, event.confirmations);
+std::optional<std::map<std::int64_t, double>> Engine::Impl::StoreRoundLocked(
+    const std::vector<ConfirmationRecord>& verdicts, const std::vector<std::pair<NodeId, Measurement>>& measurements) {
+  if (verdicts.empty() && measurements.empty()) return std::map<std::int64_t, double>{};
+  auto medians = store_.RecordConfirmation(options_.run_id, options_.host_id, verdicts, measurements);
   if (!medians) {
     Fatal(medians.error());
-    return false;
+    return std::nullopt;
   }
   for (const auto& [id, median] : *medians) graph_.SetResult(id, NodeStatus::kMeasured, median);
-  return true;
+  return std::move(*medians);
 }
 
 bool Engine::Impl::JudgeLocked(const Event& event) {
@@ -106,14 +106,14 @@ bool Engine::Impl::JudgeLocked(const Event& event) {
   if (!incumbent_speedup) {
     // Nothing to beat: no incumbent yet, or it failed a later evaluation.
     // A round measured against one that was replaced since is stored as is.
-    if (!StoreRoundLocked(event)) return false;
+    if (!StoreRoundLocked({}, event.confirmations)) return false;
     incumbent_ = node;
     return true;
   }
   if (speedup <= *incumbent_speedup) {
     // The round was against an incumbent that a faster result replaced while
     // it ran: this result challenges nobody now, but its re-measurements are kept.
-    (void)StoreRoundLocked(event);
+    (void)StoreRoundLocked({}, event.confirmations);
     return false;
   }
   if (event.confirmations.empty()) {
@@ -122,9 +122,9 @@ bool Engine::Impl::JudgeLocked(const Event& event) {
     incumbent_ = node;
     return true;
   }
-  // The round was against event.against; when another result became the
-  // incumbent since, the challenger's re-measurements are judged against
-  // that one's speedup (and the old incumbent's are stored all the same).
+  // When another result became the incumbent while the round ran, the
+  // challenger's re-measurements are judged against that one's speedup (and
+  // the old incumbent's are stored all the same).
   const std::vector<double> challenger = Speedups(node, speedup, event.confirmations);
   const std::vector<double> holder = Speedups(incumbent_, incumbent_speedup, event.confirmations);
   ConfirmationRecord record;
@@ -142,12 +142,7 @@ bool Engine::Impl::JudgeLocked(const Event& event) {
                                 [node](const auto& entry) { return entry.first == node; }));
   const bool beats = all_measured && record.node_median > record.against_median * (1.0 + record.noise);
   record.verdict = beats ? "confirmed" : all_measured ? "within_noise" : "unstable";
-  auto medians = store_.RecordConfirmation(options_.run_id, options_.host_id, {record}, event.confirmations);
-  if (!medians) {
-    Fatal(medians.error());
-    return false;
-  }
-  for (const auto& [id, median] : *medians) graph_.SetResult(id, NodeStatus::kMeasured, median);
+  if (!StoreRoundLocked({record}, event.confirmations)) return false;
   if (beats) {
     incumbent_ = node;
     return true;
@@ -218,16 +213,12 @@ void Engine::Impl::FinalConfirmation() {
     records.push_back(record);
     if (failed > 0) unstable.insert(job.node);
   }
-  auto medians = store_.RecordConfirmation(options_.run_id, options_.host_id, records, measurements);
-  if (!medians) {
-    Fatal(medians.error());
-    return;
-  }
+  const auto medians = StoreRoundLocked(records, measurements);
+  if (!medians) return;
   // The best is the highest median over all of a node's results, unstable nodes aside.
   NodeId best = 0;
   double best_median = 0.0;
   for (const auto& [node, median] : *medians) {
-    graph_.SetResult(node, NodeStatus::kMeasured, median);
     if (!unstable.contains(node) && median > best_median) {
       best = node;
       best_median = median;

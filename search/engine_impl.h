@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,8 +63,7 @@ struct Event {
   std::vector<std::string> declines;
   std::vector<std::string> stops;
   // From measure, when the result beat the incumbent: the re-measurements of
-  // the confirmation round (the node and `against`, interleaved).
-  NodeId against = 0;
+  // the confirmation round (the node and the incumbent, interleaved).
   std::vector<std::pair<NodeId, Measurement>> confirmations;
 };
 
@@ -129,8 +129,11 @@ class Engine::Impl {
   // Record stage: the verdict of a confirmation round; true when the node is
   // the new best. Locked.
   bool JudgeLocked(const Event& event);
-  // Stores the event's re-measurements without a verdict; false on a store error.
-  bool StoreRoundLocked(const Event& event);
+  // Stores re-measurements with their verdicts (none: kept without one); the
+  // graph takes each re-measured node's new median, which it returns.
+  // nullopt after a store error (the run stops).
+  std::optional<std::map<std::int64_t, double>> StoreRoundLocked(
+      const std::vector<ConfirmationRecord>& verdicts, const std::vector<std::pair<NodeId, Measurement>>& measurements);
   // After the flow graph: the top candidates re-measured together.
   void FinalConfirmation();
   std::optional<Job> IncumbentJobLocked(NodeId challenger, double speedup);
