@@ -39,4 +39,8 @@ double GeomeanSpeedup(const std::vector<ShapeTiming>& shapes) {
   return std::exp(log_sum / static_cast<double>(shapes.size()));
 }
 
+double SpeedupOverBaseline(double speedup, double baseline_speedup) {
+  return speedup > 0 && baseline_speedup > 0 ? speedup / baseline_speedup : 0.0;
+}
+
 }  // namespace kestrel

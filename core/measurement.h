@@ -61,6 +61,11 @@ struct Measurement {
   std::vector<Mismatch> mismatches;  // wrong only
   double speedup = 0.0;             // geometric mean over shapes; measured only
   double roofline_fraction = 0.0;   // geometric mean over shapes; 0 when unknown
+  // The task's expert baseline's speedup over the reference (geometric mean
+  // over shapes), timed by the same evaluator on the same host; 0 when the
+  // task has none. The candidate's speedup over the baseline is
+  // speedup / baseline_speedup (SpeedupOverBaseline).
+  double baseline_speedup = 0.0;
   double build_seconds = 0.0;
   double eval_seconds = 0.0;
   int input_sets = 0;      // independent input sets checked per shape
@@ -69,5 +74,10 @@ struct Measurement {
 
 // Geometric mean of the per-shape speedups; 0 when there are none.
 double GeomeanSpeedup(const std::vector<ShapeTiming>& shapes);
+
+// A speedup over the reference expressed over the expert baseline: the
+// geometric mean over shapes of baseline time / candidate time (geomeans
+// divide). 0 when there is no baseline figure.
+double SpeedupOverBaseline(double speedup, double baseline_speedup);
 
 }  // namespace kestrel

@@ -72,6 +72,9 @@ struct Task {
   SourceFile reference;
   std::vector<SourceFile> seeds;
   std::optional<SourceFile> baseline;
+  // Libraries the baseline links with ("openblas" -> -lopenblas); a
+  // candidate links with none.
+  std::vector<std::string> baseline_libs;
   std::string spec_text;  // task.json as read, stored with runs for re-audit
 
   // The C++ declaration the entry must match, e.g.

@@ -125,7 +125,7 @@ class SpecParser {
   bool ParseRoot(const Json& root, const std::string& folder_name, Task& task) {
     if (!root.is_object()) return Bad("", "expected a JSON object at the top level, got " + Describe(root));
     if (!CheckKeys(root, "", {"name", "description", "language", "entry", "args", "shapes", "check_shapes",
-                              "tolerance", "flops", "bytes", "reference", "seeds", "baseline"})) {
+                              "tolerance", "flops", "bytes", "reference", "seeds", "baseline", "baseline_libs"})) {
       return false;
     }
     if (!GetString(root, "", "name", task.name)) return false;
@@ -378,6 +378,24 @@ class SpecParser {
     if (root.contains("baseline")) {
       task.baseline.emplace();
       if (!GetPath(root, "baseline", task.baseline->name)) return false;
+    }
+    if (root.contains("baseline_libs")) {
+      if (!task.baseline) return Bad("baseline_libs", "given without a baseline; expected it beside \"baseline\"");
+      const Json& libs = root["baseline_libs"];
+      const auto bad = [&] {
+        return Bad("baseline_libs", "expected an array of library names (e.g. [\"openblas\"] for -lopenblas), got " +
+                                        Describe(libs));
+      };
+      if (!libs.is_array()) return bad();
+      for (const Json& lib : libs) {
+        if (!lib.is_string()) return bad();
+        const std::string name = lib.get<std::string>();
+        const bool ok = !name.empty() && std::isalnum(static_cast<unsigned char>(name.front())) && std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+';
+        });
+        if (!ok) return bad();
+        task.baseline_libs.push_back(name);
+      }
     }
     return true;
   }

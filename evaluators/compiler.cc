@@ -79,6 +79,7 @@ BuildResult CompileSharedLibrary(const CompileRequest& request) {
     for (const char* flag : {"-fPIC", "-shared", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-o"}) options.argv.push_back(flag);
     options.argv.push_back(temporary.filename().string());
     options.argv.push_back(request.source.filename().string());
+    for (const auto& lib : request.libs) options.argv.push_back("-l" + lib);
     options.cwd = request.source.parent_path();
     options.env = EnvironmentWith({"LC_ALL=C"});
     options.timeout_s = request.timeout_s;

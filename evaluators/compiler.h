@@ -18,11 +18,12 @@ struct CompileRequest {
   std::filesystem::path source;    // the shim, which includes the kernel
   std::filesystem::path library;   // the shared object to produce
   double timeout_s = 120;
+  std::vector<std::string> libs;   // linked after the source: "openblas" -> -lopenblas
 };
 
 // One compiler invocation:
 //   <compiler> -std=c++17 <flags> -fPIC -shared -Wl,-z,defs -Wl,-Bsymbolic
-//              -o <library> <source>
+//              -o <library> <source> [-l<lib>...]
 // run in the source's directory (so messages name files relatively) with
 // LC_ALL=C. The library is written under a temporary name and renamed, so
 // it exists only when complete. Never throws; a failure (including a

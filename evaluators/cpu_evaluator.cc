@@ -154,7 +154,30 @@ Status CpuEvaluator::Prepare() {
     return Fail(varies.error().code() == ErrorCode::kInvalidArgument ? varies.error().WithContext(context)
                                                                      : varies.error());
   }
-  return PrepareTimedRecheck();
+  if (auto rechecked = PrepareTimedRecheck(); !rechecked) return rechecked;
+  return PrepareBaseline();
+}
+
+Status CpuEvaluator::PrepareBaseline() {
+  if (!task_.baseline) return {};
+  const std::string context = "task " + task_.name + ": the baseline " + task_.baseline->name;
+  Candidate baseline{task_.baseline->text, {}, toolchain_, options_.flags};
+  if (auto knobs = ParseKnobs(baseline.source); knobs) baseline.knobs = DefaultKnobs(*knobs);
+  const BuildResult build = BuildIn(baseline, work_dir_ / "baseline", task_.baseline_libs);
+  if (!build.ok) {
+    std::string libs;
+    for (const auto& lib : task_.baseline_libs) libs += " -l" + lib;
+    return Fail(Error::InvalidArgument(context + " does not compile" +
+                                       (libs.empty() ? "" : " or link (with" + libs + "; is the library installed?)") +
+                                       ":\n" + build.log));
+  }
+  const Measurement measured = MeasureBuilt(build, false);
+  if (measured.outcome != Outcome::kMeasured) {
+    return Fail(Error::InvalidArgument(context + " fails its evaluation: " + std::string(ToString(measured.outcome)) + ": " +
+                                       measured.reason + "\n" + measured.log));
+  }
+  baseline_speedup_ = measured.speedup;
+  return {};
 }
 
 BuildResult CpuEvaluator::Build(const Candidate& candidate) {
@@ -181,7 +204,8 @@ BuildResult CpuEvaluator::Build(const Candidate& candidate) {
   }
 }
 
-BuildResult CpuEvaluator::BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const {
+BuildResult CpuEvaluator::BuildIn(const Candidate& candidate, const std::filesystem::path& dir,
+                                  const std::vector<std::string>& libs) const {
   std::filesystem::create_directories(dir);
   const auto library = dir / "kernel.so";
   if (std::filesystem::exists(library)) {  // built earlier into a kept work dir
@@ -198,6 +222,7 @@ BuildResult CpuEvaluator::BuildIn(const Candidate& candidate, const std::filesys
   for (const auto& define : candidate.KnobDefines()) request.flags.push_back(define);
   request.source = dir / "shim.cpp";
   request.library = library;
+  request.libs = libs;
   request.timeout_s = options_.build_timeout_s;
   return CompileSharedLibrary(request);
 }
@@ -230,7 +255,7 @@ Measurement CpuEvaluator::Measure(const Candidate& /*candidate*/, const BuildRes
   return measurement;
 }
 
-Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build) {
+Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build, bool judge) {
   if (!build.ok) return Verdict(Outcome::kBuildFailed, FirstErrorLine(build.log), build.log);
   if (!std::filesystem::exists(build.library)) {
     return Verdict(Outcome::kRejected, "evaluator error: " + build.library.string() + " does not exist", "");
@@ -324,8 +349,14 @@ Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build) {
     measured.shapes.push_back(std::move(timing));
   }
   measured.speedup = GeomeanSpeedup(measured.shapes);
+  if (baseline_speedup_ > 0) {
+    measured.baseline_speedup = baseline_speedup_;
+    measured.log += "speedup over the baseline " + task_.baseline->name + ": " +
+                    Number(SpeedupOverBaseline(measured.speedup, baseline_speedup_)) + " (the baseline is " +
+                    Number(baseline_speedup_) + "x the reference)\n";
+  }
   measured.log += log;
-  return CheckPlausible(std::move(measured));
+  return judge ? CheckPlausible(std::move(measured)) : measured;
 }
 
 int CpuEvaluator::FillRooflineFractions(Measurement& measured) const {
@@ -377,10 +408,13 @@ Measurement CpuEvaluator::CheckPlausible(Measurement measured) {
                       " us at its measured peak FLOP/s and bandwidth)";
     return measured;
   }
-  if (measured.speedup > options_.max_speedup) {
+  const double cap = std::max(options_.max_speedup, 2 * baseline_speedup_);
+  if (measured.speedup > cap) {
     measured.outcome = Outcome::kRejected;
-    measured.reason = "implausible: speedup " + Number(measured.speedup) + " is above the cap of " +
-                      Number(options_.max_speedup) + " (evaluator.max_speedup)";
+    measured.reason = "flagged for review: speedup " + Number(measured.speedup) + " is above the cap of " +
+                      Number(cap) +
+                      (cap > options_.max_speedup ? " (twice the baseline's)"
+                                                  : " (evaluator.max_speedup; raise it if this kernel is honest)");
   }
   return measured;
 }

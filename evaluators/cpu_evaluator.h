@@ -20,6 +20,12 @@
 // with the reference's: a difference is `wrong`, "outputs produced while
 // timing differ" (skipped for tasks with inout arguments, whose values
 // change call after call).
+//
+// A task with an expert baseline (baseline.cpp, e.g. a cblas_sgemm call) has
+// it built under baseline/, checked and timed against the reference once, at
+// creation; every measured result carries that ratio (baseline_speedup), so
+// its speedup over the baseline is a division of two ratios taken against
+// the same reference on the same host.
 
 #include <atomic>
 #include <filesystem>
@@ -65,8 +71,15 @@ class CpuEvaluator final : public Evaluator {
 
   CpuEvaluator(const Task& task, const CpuEvaluatorOptions& options);
   Status Prepare();
-  BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const;
-  Measurement MeasureBuilt(const BuildResult& build);
+  BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir,
+                      const std::vector<std::string>& libs = {}) const;
+  // Correctness then timing against the reference; `judge` false skips the
+  // plausibility check (the task's own baseline is trusted code).
+  Measurement MeasureBuilt(const BuildResult& build, bool judge = true);
+  // Builds the task's expert baseline (with its libraries), checks it like a
+  // candidate and times it against the reference once: baseline_speedup_.
+  // A baseline that does not build or is not measured is a bad task.
+  Status PrepareBaseline();
   Status PrepareTimedRecheck();
   Measurement RecheckTimedOutputs(const Job& time, std::string log) const;
   // Fills the roofline fractions of a measured result and rejects it when it
@@ -96,6 +109,7 @@ class CpuEvaluator final : public Evaluator {
   std::vector<JobShape> all_shapes_;    // timed then check shapes
   std::vector<JobShape> timed_shapes_;
   BuildResult reference_build_;
+  double baseline_speedup_ = 0.0;  // the baseline over the reference; 0: the task has none
   std::filesystem::path reference_outputs_;
   std::filesystem::path reference_timed_outputs_;  // empty: no re-check of timed outputs
   SandboxReport sandbox_;

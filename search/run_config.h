@@ -50,7 +50,7 @@ struct EvaluatorConfig {
   int min_samples = 10;
   int input_sets = 3;
   double timeout_s = 60;  // per runner invocation
-  double max_speedup = 1000;  // a higher speedup is rejected as implausible
+  double max_speedup = 50;    // a higher speedup is flagged for review, not ranked (CpuEvaluatorOptions)
   bool flush_cache = false;   // evict the caches before each timing sample
 };
 

@@ -114,6 +114,10 @@ struct BestRow {
   int measurements = 0;
   double spread = 0.0;
   std::string confirmation;
+  // The task's baseline over the reference, from that measurement; 0 when
+  // the task has none. speedup / baseline_speedup is the row's speedup over
+  // the baseline.
+  double baseline_speedup = 0.0;
 };
 
 // A confirmation round (EVALUATION.md, "Confirmation"): `node` re-measured

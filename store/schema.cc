@@ -202,9 +202,15 @@ CREATE TABLE confirmations (
 CREATE INDEX confirmations_by_node ON confirmations(node_id, id);
 )sql";
 
+// v3: each measurement's expert-baseline ratio (the task's baseline over the
+// reference, timed by the same evaluator); 0 when the task has none.
+constexpr std::string_view kSchemaV3 = R"sql(
+ALTER TABLE measurements ADD COLUMN baseline_speedup REAL NOT NULL DEFAULT 0;
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 2> kMigrations = {kSchemaV1, kSchemaV2};
+constexpr std::array<std::string_view, 3> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

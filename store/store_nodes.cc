@@ -177,8 +177,9 @@ Result<std::int64_t> InsertMeasurement(Store::Impl& impl, std::string_view kOp, 
   {
     auto insert = impl.Prepare(kOp, R"sql(
       INSERT INTO measurements (node_id, run_id, host_id, outcome, reason, log, speedup, build_seconds, eval_seconds,
-                                input_sets, seed, mismatches_json, created_at, roofline_fraction, purpose)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15))sql");
+                                input_sets, seed, mismatches_json, created_at, roofline_fraction, purpose,
+                                baseline_speedup)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16))sql");
     if (!insert) return Fail(insert.error());
     store::Statement& s = **insert;
     s.Bind(1, node_id).BindId(2, run_id).BindId(3, host_id).Bind(4, ToString(measurement.outcome));
@@ -187,6 +188,7 @@ Result<std::int64_t> InsertMeasurement(Store::Impl& impl, std::string_view kOp, 
     // The seed's 64 bits are kept as SQLite's signed 64-bit integer.
     s.Bind(11, static_cast<std::int64_t>(measurement.seed)).Bind(12, store::EncodeMismatches(measurement.mismatches));
     s.Bind(13, now).Bind(14, measurement.roofline_fraction).Bind(15, std::string(purpose));
+    s.Bind(16, measurement.baseline_speedup);
     if (auto done = s.Run(); !done) return Fail(done.error());
   }
   const std::int64_t id = impl.LastInsertId();
@@ -301,7 +303,7 @@ Result<std::vector<MeasurementRecord>> Store::GetMeasurements(std::int64_t node_
   {
     auto select = impl_->Prepare(kOp, R"sql(
       SELECT id, node_id, run_id, host_id, outcome, reason, log, speedup, build_seconds, eval_seconds, input_sets,
-             seed, mismatches_json, created_at, roofline_fraction, purpose
+             seed, mismatches_json, created_at, roofline_fraction, purpose, baseline_speedup
       FROM measurements WHERE node_id = ?1 ORDER BY id)sql");
     if (!select) return Fail(select.error());
     (*select)->Bind(1, node_id);
@@ -333,6 +335,7 @@ Result<std::vector<MeasurementRecord>> Store::GetMeasurements(std::int64_t node_
       record.created_at = r.Int(13);
       m.roofline_fraction = r.Double(14);
       record.purpose = r.Text(15);
+      m.baseline_speedup = r.Double(16);
       records.push_back(std::move(record));
     }
   }
@@ -402,6 +405,7 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
   auto select = impl_->Prepare("Best", R"sql(
     WITH passing AS (
       SELECT m.node_id, m.id AS measurement_id, m.run_id, m.host_id, m.speedup, m.created_at, m.roofline_fraction,
+             m.baseline_speedup,
              row_number() OVER (PARTITION BY m.node_id ORDER BY m.speedup, m.id) AS k,
              count(*) OVER (PARTITION BY m.node_id) AS n,
              min(m.speedup) OVER (PARTITION BY m.node_id) AS lo,
@@ -422,7 +426,8 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
     SELECT top.node_id, p.run_id, t.name, coalesce(h.name, ''), top.median, n.knobs_json, n.mutation,
            top.measurement_id, p.created_at, p.roofline_fraction, top.n,
            CASE WHEN top.median > 0 THEN (top.hi - top.lo) / top.median ELSE 0 END,
-           coalesce((SELECT c.verdict FROM confirmations c WHERE c.node_id = top.node_id ORDER BY c.id DESC LIMIT 1), '')
+           coalesce((SELECT c.verdict FROM confirmations c WHERE c.node_id = top.node_id ORDER BY c.id DESC LIMIT 1), ''),
+           p.baseline_speedup
     FROM top
     JOIN passing p ON p.measurement_id = top.measurement_id
     JOIN nodes n ON n.id = top.node_id
@@ -442,7 +447,7 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
     auto knobs = store::DecodeKnobs(r.Text(5), "nodes.knobs_json");
     if (!knobs) return Fail(knobs.error());
     BestRow best{r.Int(0), r.Int(1), r.Text(2), r.Text(3), r.Double(4), std::move(*knobs), r.Text(6), r.Int(7),
-                 r.Int(8), r.Double(9), static_cast<int>(r.Int(10)), r.Double(11), r.Text(12)};
+                 r.Int(8), r.Double(9), static_cast<int>(r.Int(10)), r.Double(11), r.Text(12), r.Double(13)};
     rows.push_back(std::move(best));
   }
 }

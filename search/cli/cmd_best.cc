@@ -1,6 +1,7 @@
 // kestrel best [--task NAME] [--run ID] [--host NAME] [--top N] [--json]:
 // the best verified kernels, ranked by speedup.
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -48,11 +49,19 @@ void AddBestCommand(CLI::App& app, Cli& cli) {
       std::cout << "no measured kernels yet\n";
       return;
     }
-    Table table({"rank", "node", "task", "speedup", "confidence", "roofline", "run", "host", "knobs"});
+    // "vs baseline" only when some row's task has an expert baseline.
+    const bool baselines = std::any_of(rows->begin(), rows->end(), [](const BestRow& row) { return row.baseline_speedup > 0; });
+    std::vector<std::string> header = {"rank", "node", "task", "speedup", "confidence", "roofline", "run", "host", "knobs"};
+    if (baselines) header.insert(header.begin() + 4, "vs baseline");
+    Table table(header);
     int rank = 0;
     for (const BestRow& row : *rows) {
-      table.Add({std::to_string(++rank), std::to_string(row.node_id), row.task_name, FormatSpeedup(row.speedup),
-                 FormatConfidence(row), FormatRoofline(row.roofline_fraction), std::to_string(row.run_id), row.host_name, row.knobs.empty() ? row.mutation : ToString(row.knobs)});
+      std::vector<std::string> cells = {std::to_string(++rank), std::to_string(row.node_id), row.task_name,
+                                        FormatSpeedup(row.speedup), FormatConfidence(row),
+                                        FormatRoofline(row.roofline_fraction), std::to_string(row.run_id),
+                                        row.host_name, row.knobs.empty() ? row.mutation : ToString(row.knobs)};
+      if (baselines) cells.insert(cells.begin() + 4, FormatOverBaseline(row.speedup, row.baseline_speedup));
+      table.Add(cells);
     }
     table.Print(std::cout);
   });

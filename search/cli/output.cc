@@ -68,6 +68,12 @@ nlohmann::json ToJson(const SampleStats& stats) {
           {"spread", stats.spread},   {"samples", stats.count}};
 }
 
+// The speedup over the task's baseline, or null when there is none.
+nlohmann::json BaselineJson(double speedup, double baseline_speedup) {
+  const double over = SpeedupOverBaseline(speedup, baseline_speedup);
+  return over > 0 ? nlohmann::json(over) : nlohmann::json();
+}
+
 nlohmann::json ToJson(const Measurement& measurement, bool with_samples) {
   nlohmann::json shapes = nlohmann::json::array();
   for (const ShapeTiming& timing : measurement.shapes) {
@@ -101,6 +107,9 @@ nlohmann::json ToJson(const Measurement& measurement, bool with_samples) {
           {"reason", measurement.reason},
           {"speedup", measurement.outcome == Outcome::kMeasured ? nlohmann::json(measurement.speedup) : nlohmann::json()},
           {"roofline_fraction", measurement.roofline_fraction},
+          {"baseline_speedup", measurement.baseline_speedup > 0 ? nlohmann::json(measurement.baseline_speedup) : nlohmann::json()},
+          {"speedup_over_baseline", BaselineJson(measurement.outcome == Outcome::kMeasured ? measurement.speedup : 0.0,
+                                                 measurement.baseline_speedup)},
           {"shapes", shapes},
           {"mismatches", mismatches},
           {"build_seconds", measurement.build_seconds},
@@ -127,7 +136,9 @@ nlohmann::json ToJson(const BestRow& row) {
           {"host", row.host_name},    {"speedup", row.speedup},    {"knobs", row.knobs},
           {"mutation", row.mutation}, {"measurement", row.measurement_id},
           {"measured_at", FormatTimestamp(row.measured_at)}, {"roofline_fraction", row.roofline_fraction},
-          {"measurements", row.measurements}, {"spread", row.spread}, {"confirmation", row.confirmation}};
+          {"measurements", row.measurements}, {"spread", row.spread}, {"confirmation", row.confirmation},
+          {"baseline_speedup", row.baseline_speedup > 0 ? nlohmann::json(row.baseline_speedup) : nlohmann::json()},
+          {"speedup_over_baseline", BaselineJson(row.speedup, row.baseline_speedup)}};
 }
 
 std::string FormatConfidence(const BestRow& row) {
@@ -164,6 +175,11 @@ nlohmann::json ToJson(const NodeRecord& node, bool with_source) {
   return json;
 }
 
+std::string FormatOverBaseline(double speedup, double baseline_speedup) {
+  const double over = SpeedupOverBaseline(speedup, baseline_speedup);
+  return over > 0 ? FormatSpeedup(over) : "-";
+}
+
 std::string FormatRoofline(double fraction) {
   if (fraction <= 0) return "-";
   return fmt::format("{:.1f}%", fraction * 100.0);
@@ -171,7 +187,13 @@ std::string FormatRoofline(double fraction) {
 
 void PrintMeasurement(std::ostream& out, const Measurement& measurement) {
   out << "outcome: " << ToString(measurement.outcome);
-  if (measurement.outcome == Outcome::kMeasured) out << "  speedup " << FormatSpeedup(measurement.speedup);
+  if (measurement.outcome == Outcome::kMeasured) {
+    out << "  speedup " << FormatSpeedup(measurement.speedup);
+    if (const double over = SpeedupOverBaseline(measurement.speedup, measurement.baseline_speedup); over > 0) {
+      out << " (" << FormatSpeedup(over) << " over the baseline, itself " << FormatSpeedup(measurement.baseline_speedup)
+          << ")";
+    }
+  }
   if (measurement.roofline_fraction > 0) out << "  " << FormatRoofline(measurement.roofline_fraction) << " of roofline";
   out << "\n";
   if (!measurement.reason.empty()) out << "reason:  " << measurement.reason << "\n";

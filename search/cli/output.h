@@ -46,6 +46,8 @@ void PrintMeasurement(std::ostream& out, const Measurement& measurement);
 // The end of a run (kestrel run, kestrel resume) on stdout.
 // "23.4%" of the roofline; "-" when unknown (0).
 std::string FormatRoofline(double fraction);
+// The speedup over the task's expert baseline ("0.12x"), "-" without one.
+std::string FormatOverBaseline(double speedup, double baseline_speedup);
 void PrintRunSummary(const RunSummary& summary, bool json);
 // Why a run stopped, in words: "time" -> "the time budget is spent".
 std::string StopReasonText(const std::string& reason);

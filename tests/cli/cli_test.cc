@@ -136,6 +136,39 @@ TEST_SUITE("cli") {
     }
   }
 
+  TEST_CASE("a task with an expert baseline: eval, best and show report the speedup over it") {
+    Workspace workspace;
+    const fs::path seed = testing::TasksDir() / "matmul" / "seed.cpp";
+    const Exec eval = workspace.Run({"eval", "matmul", seed.string(), "--min-time", "0.02", "--json"});
+    INFO("stderr: " << eval.err);
+    REQUIRE(eval.code == 0);
+    const json measured = ParseJson(eval);
+    REQUIRE(measured.at("outcome") == "measured");
+    const double baseline = measured.at("baseline_speedup").get<double>();
+    CHECK(baseline > 2.0);  // OpenBLAS's sgemm against a double-accumulating triple loop
+    CHECK(measured.at("speedup_over_baseline").get<double>() ==
+          doctest::Approx(measured.at("speedup").get<double>() / baseline));
+
+    const Exec run = workspace.Run({"run", "--task", "matmul", "--max-evals", "2", "--min-time", "0.02", "--quiet"});
+    INFO("run stderr: " << run.err);
+    REQUIRE(run.code == 0);
+    const Exec best = workspace.Run({"best", "--task", "matmul"});
+    CHECK(best.code == 0);
+    CHECK_MESSAGE(Contains(best.out, "vs baseline"), best.out);
+    const json rows = ParseJson(workspace.Run({"best", "--task", "matmul", "--json"}));
+    REQUIRE(!rows.empty());
+    CHECK(rows[0].at("baseline_speedup").get<double>() > 2.0);
+    CHECK(rows[0].at("speedup_over_baseline").get<double>() > 0.0);
+    const Exec show = workspace.Run({"show", std::to_string(rows[0].at("node").get<int>())});
+    CHECK_MESSAGE(Contains(show.out, "over the baseline, itself"), show.out);
+
+    // A task without one has no such column.
+    const Exec affine = workspace.Run({"eval", "affine", (workspace.tasks() / "affine" / "seed.cpp").string(),
+                                       "--min-time", "0.02", "--json"});
+    REQUIRE(affine.code == 0);
+    CHECK(ParseJson(affine).at("speedup_over_baseline").is_null());
+  }
+
   TEST_CASE("kestrel eval with knobs: human output names the outcome and the knobs") {
     Workspace workspace;
     const Exec eval = workspace.Run({"eval", "affine", (workspace.tasks() / "affine" / "seed.cpp").string(), "--knob",

@@ -150,6 +150,9 @@ TEST_SUITE("task") {
     REQUIRE(matmul.has_value());
     CHECK(matmul->Signature() == "void matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k)");
     CHECK(matmul->Flops({{"m", 2}, {"n", 3}, {"k", 4}}) == 48.0);
+    REQUIRE(matmul->baseline.has_value());  // OpenBLAS's cblas_sgemm
+    CHECK(matmul->baseline->text.find("cblas_sgemm") != std::string::npos);
+    CHECK(matmul->baseline_libs == std::vector<std::string>{"openblas"});
     auto layernorm = FindTask("layernorm", {testing::TasksDir()});
     REQUIRE(layernorm.has_value());
     CHECK(layernorm->Signature() ==
@@ -166,6 +169,7 @@ TEST_SUITE("task") {
     REQUIRE(task->baseline.has_value());
     CHECK(task->baseline->name == "baseline.cpp");
     CHECK(task->baseline->text == "// expert\n");
+    CHECK(task->baseline_libs.empty());
     CHECK(task->reference.text == "// reference\n");
     CHECK(task->seeds[0].text == "// seed\n");
     CHECK(task->spec_text == kContractExample);
@@ -462,6 +466,17 @@ TEST_SUITE("task") {
     }
     SUBCASE("baseline file absent") {
       broken([](Json& s) { s["baseline"] = "baseline.cpp"; }, "baseline: expected an existing file", "\"baseline.cpp\"");
+    }
+    SUBCASE("baseline_libs without a baseline") {
+      broken([](Json& s) { s["baseline_libs"] = {"openblas"}; }, "baseline_libs: given without a baseline", "");
+    }
+    SUBCASE("baseline_libs a string") {
+      broken([](Json& s) { s["baseline"] = "baseline.cpp", s["baseline_libs"] = "openblas"; }, "baseline_libs: expected an array of library names",
+             "\"openblas\"");
+    }
+    SUBCASE("baseline_libs with a flag instead of a name") {
+      broken([](Json& s) { s["baseline"] = "baseline.cpp", s["baseline_libs"] = {"-lopenblas"}; }, "baseline_libs: expected an array of library names",
+             "-lopenblas");
     }
   }
 

@@ -69,7 +69,7 @@ TEST_SUITE("store") {
     CHECK(QueryInt(path, "PRAGMA application_id") == store::kApplicationId);
   }
 
-  TEST_CASE("a v1 file with a run is migrated to v2 and keeps the run; its state is saved and read back") {
+  TEST_CASE("a v1 file with a run is migrated to the current version and keeps the run; its state is saved and read back") {
     testing::TempDir dir;
     const auto path = dir / "v1.db";
     std::int64_t run_id = 0;
@@ -87,10 +87,13 @@ TEST_SUITE("store") {
          "ALTER TABLE runs DROP COLUMN state_json; ALTER TABLE measurements DROP COLUMN roofline_fraction;"
          "ALTER TABLE measurement_shapes DROP COLUMN roofline_fraction; DROP TABLE calibrations;"
          "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
+         "ALTER TABLE measurements DROP COLUMN baseline_speedup;"
          "PRAGMA user_version = 1;");
+    CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 0);
     {
       auto store = Must(Store::Open(path));
-      CHECK(store->SchemaVersion() == 2);
+      CHECK(store->SchemaVersion() == kSchemaVersion);
+      CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 1);
       const RunRecord run = Must(store->GetRun(run_id));
       CHECK(run.state_json == "{}");
       CHECK(run.llm_usd == 0.0);

@@ -43,8 +43,11 @@ struct World {
   std::int64_t Node(std::int64_t graph, std::int64_t run, const std::string& knob) {
     return Must(store->AddNode(MakeNode(graph, run, "void f();", knob), std::nullopt));
   }
-  std::int64_t Measure(std::int64_t node, std::int64_t run, std::int64_t host, double speedup) {
-    return Must(store->RecordMeasurement(node, run, host, MakeMeasured(speedup, 1, 3)));
+  std::int64_t Measure(std::int64_t node, std::int64_t run, std::int64_t host, double speedup,
+                       double baseline_speedup = 0.0) {
+    Measurement measured = MakeMeasured(speedup, 1, 3);
+    measured.baseline_speedup = baseline_speedup;
+    return Must(store->RecordMeasurement(node, run, host, measured));
   }
 };
 
@@ -70,7 +73,7 @@ TEST_SUITE("store") {
     w.Measure(n1, run2, w.beta, 3.0);  // re-measured on another host, in a later run
     w.Measure(n2, run1, w.alpha, 2.0);
     w.Measure(n3, run2, w.alpha, 2.0);  // ties n2: the lower node id ranks first
-    w.Measure(n4, run3, w.beta, 9.0);
+    w.Measure(n4, run3, w.beta, 9.0, 12.0);  // task b has an expert baseline, 12x the reference
     Must(w.store->RecordMeasurement(n5, run2, w.alpha, MakeWrong()));  // never ranked
     Must(w.store->SetNodeStatus(n6, NodeStatus::kBuilt, "", ""));
 
@@ -78,6 +81,9 @@ TEST_SUITE("store") {
       const auto rows = Must(w.store->Best({}));
       CHECK(Nodes(rows) == std::vector<std::int64_t>{n4, n1, n2, n3});
       CHECK(rows[0].task_name == "b");
+      CHECK(rows[0].baseline_speedup == 12.0);
+      CHECK(SpeedupOverBaseline(rows[0].speedup, rows[0].baseline_speedup) == doctest::Approx(0.75));
+      CHECK(rows[1].baseline_speedup == 0.0);
       CHECK(rows[1].speedup == doctest::Approx(2.25));  // the median of 1.5 and 3.0
       CHECK(rows[1].measurements == 2);
       CHECK(rows[1].spread == doctest::Approx(1.5 / 2.25));

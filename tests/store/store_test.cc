@@ -44,6 +44,8 @@ void CheckSameMeasurement(const Measurement& got, const Measurement& want) {
   CHECK(got.eval_seconds == want.eval_seconds);
   CHECK(got.input_sets == want.input_sets);
   CHECK(got.seed == want.seed);
+  CHECK(got.roofline_fraction == want.roofline_fraction);
+  CHECK(got.baseline_speedup == want.baseline_speedup);
   REQUIRE(got.mismatches.size() == want.mismatches.size());
   for (std::size_t i = 0; i < got.mismatches.size(); ++i) {
     CHECK(got.mismatches[i].shape_index == want.mismatches[i].shape_index);
@@ -63,7 +65,12 @@ TEST_SUITE("store") {
     const HostInfo host_info = MakeHost("alpha");
     NodeRecord seed = MakeNode(0, 0, "void f() {}\n", "1");
     NodeRecord child = MakeNode(0, 0, "void f() {}\n", "2");
-    const Measurement measured = MakeMeasured(1.75);
+    const Measurement measured = [] {
+      Measurement m = MakeMeasured(1.75);
+      m.roofline_fraction = 0.25;
+      m.baseline_speedup = 4.5;  // the task's expert baseline over the reference
+      return m;
+    }();
     const Measurement wrong = MakeWrong();
     std::int64_t task = 0, graph = 0, host = 0, run = 0, measured_id = 0, wrong_id = 0;
     {
