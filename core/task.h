@@ -60,7 +60,7 @@ struct SourceFile {
 struct Task {
   std::string name;
   std::string description;
-  std::string language;  // "cpp" (later: "cuda")
+  std::string language;  // "cpp" (cpu evaluator), "cuda", or "c"/"python" (command evaluator)
   std::string entry;     // the kernel function's name
   std::vector<ArgSpec> args;
   std::vector<Shape> shapes;        // timed and checked

@@ -139,8 +139,10 @@ class SpecParser {
     if (!GetString(root, "", "description", task.description)) return false;
     if (task.description.empty()) return Bad("description", "expected a non-empty string, got \"\"");
     if (!GetString(root, "", "language", task.language)) return false;
-    if (task.language != "cpp" && task.language != "cuda") {
-      return Bad("language", "expected one of cpp cuda, got " + Describe(root["language"]));
+    // cpp: the cpu evaluator; cuda: the cuda evaluator; c and python: the
+    // command evaluator (a user's own harness, e.g. Triton, NKI or Pallas).
+    if (task.language != "cpp" && task.language != "cuda" && task.language != "c" && task.language != "python") {
+      return Bad("language", "expected one of cpp cuda c python, got " + Describe(root["language"]));
     }
     if (!GetString(root, "", "entry", task.entry)) return false;
     if (!IsCppIdentifier(task.entry)) {

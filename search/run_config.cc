@@ -55,7 +55,29 @@ Status ParseMutator(const json& object, const std::string& origin, const std::st
 
 Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorConfig& out) {
   JsonFields fields(object, origin, "evaluator");
-  fields.OneOf("kind", out.kind, {"cpu"});
+  fields.OneOf("kind", out.kind, {"cpu", "cuda", "command"});
+  const bool command = out.kind == "command";
+  const bool cuda = out.kind == "cuda";
+  // Each kind's own fields; another kind's is a mistake worth a message.
+  const auto only = [&](std::initializer_list<const char*> keys, bool allowed, const std::string& kinds) {
+    for (const char* key : keys) {
+      if (!allowed && fields.Has(key)) fields.Fail(key, "no such field for kind \"" + out.kind + "\" (only for " + kinds + ")");
+    }
+  };
+  only({"compiler", "flags"}, !command, "\"cpu\" and \"cuda\"");
+  only({"threads", "flush_cache"}, out.kind == "cpu", "\"cpu\"");
+  only({"arch"}, cuda, "\"cuda\"");
+  only({"build", "run", "build_timeout_s"}, command, "\"command\"");
+  if (cuda) {
+    // nvcc's own defaults: -march=native means nothing to it.
+    out.compiler = "";
+    out.flags = {"-O3"};
+  }
+  fields.String("arch", out.arch);
+  fields.StringList("build", out.build);
+  fields.StringList("run", out.run);
+  fields.Number("build_timeout_s", out.build_timeout_s, 0.1, 86400.0);
+  if (command && out.run.empty()) fields.Fail("run", "a non-empty argv array, e.g. [\"{build_dir}/bench\", \"{answer}\", \"{nonce}\"]");
   fields.String("compiler", out.compiler);
   fields.StringList("flags", out.flags);
   fields.Integer("threads", out.threads, 1, 4096);
@@ -65,7 +87,26 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
   fields.Number("timeout_s", out.timeout_s, 0.1, 86400.0);
   fields.Number("max_speedup", out.max_speedup, 1.0, 1e9);
   fields.Boolean("flush_cache", out.flush_cache);
-  if (out.compiler.empty()) fields.Fail("compiler", "a compiler command");
+  if (out.compiler.empty() && !cuda) fields.Fail("compiler", "a compiler command");
+  return fields.Finish();
+}
+
+Status ParseExecutor(const json& object, const std::string& origin, ExecutorConfig& out) {
+  JsonFields fields(object, origin, "executor");
+  fields.OneOf("kind", out.kind, {"local", "slurm"});
+  const bool slurm = out.kind == "slurm";
+  for (const char* key : {"partition", "gres", "time_limit", "shared_dir", "sbatch_args"}) {
+    if (!slurm && fields.Has(key)) fields.Fail(key, "no such field for kind \"local\" (only for \"slurm\")");
+  }
+  fields.String("partition", out.partition);
+  fields.String("gres", out.gres);
+  fields.String("time_limit", out.time_limit);
+  fields.String("shared_dir", out.shared_dir);
+  fields.StringList("sbatch_args", out.sbatch_args);
+  if (slurm && out.shared_dir.empty()) {
+    fields.Fail("shared_dir", "a folder the compute nodes share with this host (the work dir is made there)");
+  }
+  if (slurm && out.time_limit.empty()) fields.Fail("time_limit", "a Slurm time such as \"10:00\"");
   return fields.Finish();
 }
 
@@ -156,6 +197,14 @@ Result<RunConfig> ParseRunConfig(const json& document, const std::string& origin
   if (const json* evaluator = fields.Object("evaluator")) {
     if (auto status = ParseEvaluator(*evaluator, origin, config.evaluator); !status) return Fail(status.error());
   }
+  if (const json* executor = fields.Object("executor")) {
+    if (auto status = ParseExecutor(*executor, origin, config.executor); !status) return Fail(status.error());
+    if (config.executor.kind == "slurm" && config.evaluator.kind != "command") {
+      return Fail(Error::InvalidArgument(origin + ": executor.kind: \"slurm\" runs the command evaluator's run "
+                                         "command; this build runs the \"" + config.evaluator.kind +
+                                         "\" evaluator locally only"));
+    }
+  }
   if (const json* budget = fields.Object("budget")) {
     if (auto status = ParseBudget(*budget, origin, config.budget); !status) return Fail(status.error());
   }
@@ -199,6 +248,30 @@ Status Validate(const RunConfig& config, const std::string& origin) {
   return {};
 }
 
+// Each kind's own fields only, so that the document parses back.
+static json ToJson(const EvaluatorConfig& evaluator) {
+  json out = {{"kind", evaluator.kind},
+              {"min_time", evaluator.min_time_s},
+              {"min_samples", evaluator.min_samples},
+              {"max_speedup", evaluator.max_speedup},
+              {"input_sets", evaluator.input_sets},
+              {"timeout_s", evaluator.timeout_s}};
+  if (evaluator.kind == "command") {
+    out["build"] = evaluator.build;
+    out["run"] = evaluator.run;
+    out["build_timeout_s"] = evaluator.build_timeout_s;
+  } else {
+    out["compiler"] = evaluator.compiler;
+    out["flags"] = evaluator.flags;
+  }
+  if (evaluator.kind == "cpu") {
+    out["threads"] = evaluator.threads;
+    out["flush_cache"] = evaluator.flush_cache;
+  }
+  if (evaluator.kind == "cuda") out["arch"] = evaluator.arch;
+  return out;
+}
+
 json ToJson(const RunConfig& config) {
   json mutators = json::array();
   for (const auto& mutator : config.mutators) {
@@ -226,16 +299,15 @@ json ToJson(const RunConfig& config) {
       {"task", config.task},
       {"strategy", ToJson(config.strategy)},
       {"mutators", mutators},
-      {"evaluator", {{"kind", config.evaluator.kind},
-                     {"compiler", config.evaluator.compiler},
-                     {"flags", config.evaluator.flags},
-                     {"threads", config.evaluator.threads},
-                     {"min_time", config.evaluator.min_time_s},
-                     {"min_samples", config.evaluator.min_samples},
-                     {"max_speedup", config.evaluator.max_speedup},
-                     {"flush_cache", config.evaluator.flush_cache},
-                     {"input_sets", config.evaluator.input_sets},
-                     {"timeout_s", config.evaluator.timeout_s}}},
+      {"evaluator", ToJson(config.evaluator)},
+      {"executor", config.executor.kind == "slurm"
+                       ? json{{"kind", "slurm"},
+                              {"partition", config.executor.partition},
+                              {"gres", config.executor.gres},
+                              {"time_limit", config.executor.time_limit},
+                              {"shared_dir", config.executor.shared_dir},
+                              {"sbatch_args", config.executor.sbatch_args}}
+                       : json{{"kind", "local"}}},
       {"budget", budget},
       {"parallel", {{"compile_jobs", config.parallel.compile_jobs},
                     {"measure_slots", config.parallel.measure_slots},

@@ -52,6 +52,12 @@ struct EvaluatorConfig {
   double timeout_s = 60;  // per runner invocation
   double max_speedup = 50;    // a higher speedup is flagged for review, not ranked (CpuEvaluatorOptions)
   bool flush_cache = false;   // evict the caches before each timing sample
+  // kind "command" (evaluators/command_evaluator.h): argv templates with
+  // placeholders; build may be empty. timeout_s is the run command's.
+  std::string arch = "sm_90";  // kind "cuda": nvcc -arch (compiler: the nvcc, "" for the default)
+  std::vector<std::string> build;
+  std::vector<std::string> run;
+  double build_timeout_s = 600;
 };
 
 struct BudgetConfig {
@@ -77,11 +83,24 @@ struct ConfirmConfig {
   int rounds = 2;
 };
 
+// Where the measure step runs (docs/SLURM.md). "local": here; "slurm": the
+// command evaluator's run command as Slurm jobs, one per evaluation (up to
+// parallel.measure_slots at once), through a folder the nodes share.
+struct ExecutorConfig {
+  std::string kind = "local";
+  std::string partition;
+  std::string gres;
+  std::string time_limit = "10:00";
+  std::string shared_dir;
+  std::vector<std::string> sbatch_args;
+};
+
 struct RunConfig {
   std::string task;
   StrategyConfig strategy;
   std::vector<MutatorConfig> mutators = {MutatorConfig{}};
   EvaluatorConfig evaluator;
+  ExecutorConfig executor;
   BudgetConfig budget;
   ParallelConfig parallel;
   ConfirmConfig confirm;

@@ -6,6 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/host.h"
+#include "evaluators/command_evaluator.h"
+#if KESTREL_WITH_CUDA
+#include "evaluators/cuda_evaluator.h"
+#endif
 #include "search/llm_mutator.h"
 #include "store/store.h"
 
@@ -18,11 +22,52 @@ std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::p
 }
 
 Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const EvaluatorConfig& config, std::uint64_t seed,
-                                                 const std::filesystem::path& runner_path) {
+                                                 const std::filesystem::path& runner_path,
+                                                 const ExecutorConfig& executor) {
+  if (config.kind == "command") {
+    CommandEvaluatorOptions options;
+    options.build = config.build;
+    options.run = config.run;
+    options.build_timeout_s = config.build_timeout_s;
+    options.run_timeout_s = config.timeout_s;
+    options.min_time_s = config.min_time_s;
+    options.min_samples = config.min_samples;
+    options.input_sets = config.input_sets;
+    options.max_speedup = config.max_speedup;
+    options.seed = seed;
+    if (executor.kind == "slurm") {
+      options.slurm.enabled = true;
+      options.slurm.partition = executor.partition;
+      options.slurm.gres = executor.gres;
+      options.slurm.time_limit = executor.time_limit;
+      options.slurm.shared_dir = executor.shared_dir;
+      options.slurm.sbatch_args = executor.sbatch_args;
+    }
+    return MakeCommandEvaluator(task, options);
+  }
+  if (config.kind == "cuda") {
+#if KESTREL_WITH_CUDA
+    CudaEvaluatorOptions options;
+    options.nvcc = config.compiler;
+    options.arch = config.arch;
+    options.flags = config.flags;
+    options.min_time_s = config.min_time_s;
+    options.min_samples = config.min_samples;
+    options.input_sets = config.input_sets;
+    options.max_speedup = config.max_speedup;
+    options.run_timeout_s = config.timeout_s;
+    options.seed = seed;
+    return MakeCudaEvaluator(task, options);
+#else
+    return Fail(Error::Unsupported("evaluator.kind \"cuda\": this build has no CUDA evaluator (no CUDA toolkit in "
+                                   "/usr/local/cuda when it was configured)"));
+#endif
+  }
   if (config.kind != "cpu") return Fail(Error::InvalidArgument("evaluator.kind: '" + config.kind + "' is not available"));
   if (task.language != "cpp") {
-    return Fail(Error::InvalidArgument("task " + task.name + ": language '" + task.language +
-                                       "' needs an evaluator this build does not have (the cpu evaluator takes cpp)"));
+    return Fail(Error::InvalidArgument("task " + task.name + ": the cpu evaluator runs cpp kernels, and this is a " +
+                                       task.language + " task; use \"evaluator\": {\"kind\": \"" +
+                                       (task.language == "cuda" ? "cuda" : "command") + "\"} in a run config"));
   }
   CpuEvaluatorOptions options;
   options.compiler = config.compiler;
@@ -115,7 +160,7 @@ Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, 
   if (options.progress) {
     *options.progress << "kestrel: building the reference of " << prepared.task.name << "...\n" << std::flush;
   }
-  auto evaluator = MakeEvaluator(prepared.task, config.evaluator, config.seed, options.runner_path);
+  auto evaluator = MakeEvaluator(prepared.task, config.evaluator, config.seed, options.runner_path, config.executor);
   if (!evaluator) return Fail(evaluator.error());
   prepared.evaluator = std::move(*evaluator);
   return prepared;

@@ -15,6 +15,10 @@
 #include "core/host.h"
 #include "evaluators/compiler.h"
 #include "evaluators/cpu_evaluator.h"
+#include "evaluators/command_evaluator.h"
+#if KESTREL_WITH_CUDA
+#include "evaluators/cuda_evaluator.h"
+#endif
 #include "evaluators/sandbox.h"
 #include "evaluators/subprocess.h"
 #include "search/cli/cli.h"
@@ -52,6 +56,40 @@ Check CheckSandbox() {
   if (!report.bwrap) fix = "apt-get install bubblewrap, and allow unprivileged user namespaces";
   if (!report.seccomp) fix += std::string(fix.empty() ? "" : "; ") + "a kernel with seccomp filters";
   return {"sandbox", state, report.Summary(), fix};
+}
+
+// The command evaluator's commands (kind "command"): placeholders, and the
+// programs that do not depend on a placeholder.
+Check CheckCommandEvaluator(const EvaluatorConfig& evaluator) {
+  CommandEvaluatorOptions options;
+  options.build = evaluator.build;
+  options.run = evaluator.run;
+  if (auto valid = ValidateCommands(options); !valid) return {"evaluator", "fail", valid.error().message(), "fix the run config"};
+  std::string detail = "command: run " + evaluator.run.front();
+  for (const auto* argv : {&evaluator.build, &evaluator.run}) {
+    if (argv->empty() || argv->front().find('{') != std::string::npos) continue;
+    if (auto found = FindProgram(argv->front()); !found) {
+      return {"evaluator", "fail", found.error().message(), "install it or fix the run config"};
+    }
+  }
+  return {"evaluator", "ok", detail + " (the reference is measured through it when a run starts)", ""};
+}
+
+// nvcc and a GPU, for the cuda evaluator (docs/CUDA.md). No GPU is a
+// warning: cpu and command evaluations do not need one.
+Check CheckCuda() {
+#if KESTREL_WITH_CUDA
+  const CudaDeviceReport report = DetectCuda();
+  if (!report.nvcc_found) return {"cuda", "warn", "nvcc not found: cuda tasks cannot build", "install the CUDA toolkit"};
+  if (report.devices == 0) {
+    return {"cuda", "warn", "nvcc " + report.nvcc_version + "; no GPU found (" + report.detail + ")",
+            "cuda tasks need an NVIDIA GPU and its driver"};
+  }
+  return {"cuda", "ok", fmt::format("nvcc {}; {} GPU(s): {}", report.nvcc_version, report.devices, report.detail), ""};
+#else
+  return {"cuda", "warn", "this build has no CUDA evaluator (no toolkit in /usr/local/cuda when configured)",
+          "install the CUDA toolkit and run scripts/setup again"};
+#endif
 }
 
 Check CheckGraphviz() {
@@ -144,7 +182,8 @@ void AddDoctorCommand(CLI::App& app, Cli& cli) {
       config = *loaded;
     }
     std::vector<Check> checks = {CheckCompiler(config.evaluator.compiler), CheckRunner(), CheckSandbox(),
-                                 CheckGraphviz(), CheckTasks(cli), CheckDatabase(cli), CheckHost()};
+                                 CheckGraphviz(), CheckTasks(cli), CheckDatabase(cli), CheckHost(), CheckCuda()};
+    if (config.evaluator.kind == "command") checks.push_back(CheckCommandEvaluator(config.evaluator));
     bool any_llm = false;
     for (std::size_t i = 0; i < config.mutators.size(); ++i) {
       if (config.mutators[i].kind != "llm") continue;

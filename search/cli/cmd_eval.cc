@@ -69,7 +69,7 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
       config = *loaded;
     }
     if (flags->min_time >= 0) config.evaluator.min_time_s = flags->min_time;
-    auto evaluator = MakeEvaluator(*task, config.evaluator, config.seed, {});
+    auto evaluator = MakeEvaluator(*task, config.evaluator, config.seed, {}, config.executor);
     if (!evaluator) return (void)cli.Report(evaluator.error());
     // The host's roofline: from the database when it has one (measured and
     // kept there otherwise); without a database, from the user's cache.
@@ -82,6 +82,8 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
           !calibration) {
         std::cerr << "kestrel: no calibration (" << calibration.error().message() << "); roofline checks are off\n";
       }
+    } else if (config.evaluator.kind != "cpu") {
+      // The cpu roofline says nothing of another device.
     } else if (auto calibration = CachedCalibration(config.evaluator.compiler, config.evaluator.threads,
                                                     (*evaluator)->Host());
                calibration) {

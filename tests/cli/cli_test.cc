@@ -169,6 +169,29 @@ TEST_SUITE("cli") {
     CHECK(ParseJson(affine).at("speedup_over_baseline").is_null());
   }
 
+  TEST_CASE("a search through the command protocol example finds a faster kernel and stores it like any other") {
+    Workspace workspace;
+    const fs::path examples = testing::SourceDir() / "examples" / "command";
+    // The whole knob space (2 x 2 x 3): the best must be one with a table of
+    // coefficients, whatever order the strategy takes.
+    const Exec run = workspace.Run({"--tasks-dir", examples.string(), "run", (examples / "poly.json").string(),
+                                    "--max-evals", "12", "--min-time", "0.02", "--quiet"});
+    INFO("run stderr: " << run.err);
+    REQUIRE(run.code == 0);
+    const json rows = ParseJson(workspace.Run({"best", "--top", "20", "--json"}));
+    REQUIRE(rows.size() == 12);
+    CHECK(rows[0].at("task") == "poly");
+    CHECK(rows[0].at("speedup").get<double>() > 1.3);
+    CHECK(rows[0].at("knobs").at("TABLE") == "1");
+    const Exec show = workspace.Run({"show", std::to_string(rows[0].at("node").get<int>())});
+    CHECK(show.code == 0);
+    CHECK_MESSAGE(Contains(show.out, "outcome: measured"), show.out);
+    CHECK_MESSAGE(Contains(show.out, "toolchain  command build: bash {task_dir}/build.sh"), show.out);
+    const json runs = ParseJson(workspace.Run({"runs", "--json"}));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].at("evaluations") == 12);
+  }
+
   TEST_CASE("kestrel eval with knobs: human output names the outcome and the knobs") {
     Workspace workspace;
     const Exec eval = workspace.Run({"eval", "affine", (workspace.tasks() / "affine" / "seed.cpp").string(), "--knob",

@@ -125,7 +125,7 @@ TEST_SUITE("cli resume") {
     CHECK(missing.err.find("no database") != std::string::npos);
   }
 
-  TEST_CASE("doctor reports the compiler, runner, sandbox and tasks") {
+  TEST_CASE("doctor reports the compiler, runner, sandbox, tasks and whether a GPU was found") {
     Workspace workspace;
     const json checks = ParseJson(workspace.Run({"doctor", "--json"}));
     std::set<std::string> names;
@@ -134,8 +134,15 @@ TEST_SUITE("cli resume") {
       if (check.at("check") == "compiler" || check.at("check") == "runner" || check.at("check") == "tasks") {
         CHECK_MESSAGE(check.at("state") == "ok", check.dump());
       }
+      if (check.at("check") == "cuda") {
+        // A GPU is found (ok), or its absence is a warning that says so; never a failure.
+        const std::string detail = check.at("detail");
+        CHECK_MESSAGE((check.at("state") == "ok" ? detail.find("GPU(s)") : detail.find("GPU")) != std::string::npos,
+                      detail);
+      }
       CHECK(check.at("state") != "fail");
     }
-    CHECK(names == std::set<std::string>{"compiler", "runner", "sandbox", "graphviz", "tasks", "database", "host"});
+    CHECK(names ==
+          std::set<std::string>{"compiler", "runner", "sandbox", "graphviz", "tasks", "database", "host", "cuda"});
   }
 }

@@ -78,7 +78,8 @@ TEST_SUITE("task") {
     std::vector<std::string> names;
     for (const auto& task : *tasks) names.push_back(task.name);
     CHECK(names == std::vector<std::string>{"bias_gelu", "bmm", "colsum", "conv1d", "cumsum", "histogram", "layernorm",
-                                            "matmul", "rmsnorm", "softmax", "stencil2d", "transpose", "triad"});
+                                            "matmul", "matmul_cuda", "rmsnorm", "softmax", "softmax_cuda", "stencil2d",
+                                            "transpose", "triad"});
     for (const auto& task : *tasks) {
       CAPTURE(task.name);
       CHECK(!task.reference.text.empty());
@@ -291,7 +292,7 @@ TEST_SUITE("task") {
     SUBCASE("description missing") { broken([](Json& s) { s.erase("description"); }, "description: missing", "string"); }
     SUBCASE("description empty") { broken([](Json& s) { s["description"] = ""; }, "description: expected a non-empty", "\"\""); }
     SUBCASE("language") {
-      broken([](Json& s) { s["language"] = "rust"; }, "language: expected one of cpp cuda", "got \"rust\"");
+      broken([](Json& s) { s["language"] = "rust"; }, "language: expected one of cpp cuda c python", "got \"rust\"");
     }
     SUBCASE("entry not an identifier") {
       broken([](Json& s) { s["entry"] = "soft-max"; }, "entry: expected a C identifier", "\"soft-max\"");
@@ -508,8 +509,8 @@ TEST_SUITE("task") {
       std::vector<std::string> names;
       for (const auto& task : *tasks) names.push_back(task.name);
       CHECK(names == std::vector<std::string>{"bias_gelu", "bmm", "colsum", "conv1d", "cumsum", "histogram",
-                                              "layernorm", "matmul", "rmsnorm", "softmax", "stencil2d", "t",
-                                              "transpose", "triad"});
+                                              "layernorm", "matmul", "matmul_cuda", "rmsnorm", "softmax",
+                                              "softmax_cuda", "stencil2d", "t", "transpose", "triad"});
       auto found = FindTask("t", {testing::TasksDir(), extra});
       REQUIRE(found.has_value());
       CHECK(found->dir == extra / "t");
@@ -519,7 +520,7 @@ TEST_SUITE("task") {
       REQUIRE(!found.has_value());
       CHECK(found.error().IsNotFound());
       CHECK(Contains(found.error().message(), "'softmx'"));
-      CHECK(Contains(found.error().message(), "layernorm matmul rmsnorm softmax stencil2d t transpose triad"));
+      CHECK(Contains(found.error().message(), "layernorm matmul matmul_cuda rmsnorm softmax softmax_cuda stencil2d t transpose triad"));
     }
     SUBCASE("the same name in two dirs names both") {
       spec["name"] = "softmax";

@@ -118,6 +118,63 @@ TEST_SUITE("run_config") {
     CHECK(ToJson(*parsed).at("evaluator").at("flush_cache") == true);
   }
 
+  TEST_CASE("evaluator kind command: the shipped example parses and round-trips; each kind refuses the other's fields") {
+    auto example = LoadRunConfig(testing::SourceDir() / "examples" / "command" / "poly.json");
+    REQUIRE_MESSAGE(example.has_value(), example.error().message());
+    CHECK(example->evaluator.kind == "command");
+    CHECK(example->evaluator.build.at(1) == "{task_dir}/build.sh");
+    CHECK(example->evaluator.run.at(0) == "{build_dir}/bench");
+    CHECK(example->evaluator.build_timeout_s == 60);
+    const json written = ToJson(*example);
+    CHECK_FALSE(written.at("evaluator").contains("compiler"));
+    auto again = ParseRunConfig(written, "stored config");
+    REQUIRE_MESSAGE(again.has_value(), again.error().message());
+    CHECK(ToJson(*again) == written);
+    CHECK_FALSE(ToJson(RunConfig{}).at("evaluator").contains("run"));
+
+    const auto refused = [](const json& evaluator, const std::string& expected) {
+      auto parsed = ParseRunConfig(json{{"task", "t"}, {"evaluator", evaluator}}, "c.json");
+      REQUIRE_FALSE(parsed.has_value());
+      CHECK_MESSAGE(parsed.error().message().find(expected) != std::string::npos, parsed.error().message());
+    };
+    refused({{"kind", "command"}}, "c.json: evaluator.run: expected a non-empty argv array");
+    refused({{"kind", "command"}, {"run", {"x"}}, {"compiler", "g++"}},
+            "evaluator.compiler: expected no such field for kind \"command\"");
+    refused({{"kind", "cpu"}, {"run", {"x"}}}, "evaluator.run: expected no such field for kind \"cpu\"");
+    refused({{"kind", "command"}, {"run", "bench {answer}"}}, "evaluator.run");
+  }
+
+  TEST_CASE("executor: local by default; slurm parses, round-trips, and needs the command evaluator and a shared dir") {
+    CHECK(RunConfig{}.executor.kind == "local");
+    CHECK(ToJson(RunConfig{}).at("executor") == json{{"kind", "local"}});
+    json document = json::parse(testing::ReadFile(testing::SourceDir() / "examples" / "command" / "poly.json"));
+    document["executor"] = {{"kind", "slurm"}, {"partition", "gpu"}, {"gres", "gpu:1"}, {"time_limit", "10:00"},
+                            {"shared_dir", "/shared/kestrel"}, {"sbatch_args", {"--qos=low"}}};
+    auto parsed = ParseRunConfig(document, "c.json");
+    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    CHECK(parsed->executor.kind == "slurm");
+    CHECK(parsed->executor.gres == "gpu:1");
+    CHECK(parsed->executor.sbatch_args == std::vector<std::string>{"--qos=low"});
+    CHECK(ToJson(*parsed).at("executor") == document["executor"]);
+    auto again = ParseRunConfig(ToJson(*parsed), "stored");
+    REQUIRE(again.has_value());
+    CHECK(ToJson(*again) == ToJson(*parsed));
+
+    const auto refused = [](const json& config, const std::string& expected) {
+      auto bad = ParseRunConfig(config, "c.json");
+      REQUIRE_FALSE(bad.has_value());
+      CHECK_MESSAGE(bad.error().message().find(expected) != std::string::npos, bad.error().message());
+    };
+    refused(json{{"task", "t"}, {"executor", {{"kind", "slurm"}, {"shared_dir", "/s"}}}},
+            "executor.kind: \"slurm\" runs the command evaluator's run command");
+    json no_dir = document;
+    no_dir["executor"].erase("shared_dir");
+    refused(no_dir, "executor.shared_dir: expected a folder the compute nodes share");
+    refused(json{{"task", "t"}, {"executor", {{"kind", "local"}, {"gres", "gpu:1"}}}},
+            "executor.gres: expected no such field for kind \"local\"");
+    refused(json{{"task", "t"}, {"executor", {{"kind", "pbs"}}}}, "executor.kind");
+  }
+
   TEST_CASE("confirm: defaults to the top 3 re-measured twice, parses and round-trips") {
     const RunConfig defaults;
     CHECK(defaults.confirm.top == 3);

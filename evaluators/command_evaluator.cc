@@ -1,0 +1,482 @@
+#include "evaluators/command_evaluator.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "evaluators/command_answer.h"
+#include "evaluators/compiler.h"
+#include "evaluators/subprocess.h"
+#include "evaluators/task_layout.h"
+
+namespace kestrel {
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kAnswerLimitBytes = 256 * 1024 * 1024;
+
+double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+Measurement Verdict(Outcome outcome, std::string reason, std::string log) {
+  Measurement measurement;
+  measurement.outcome = outcome;
+  measurement.reason = std::move(reason);
+  measurement.log = std::move(log);
+  return measurement;
+}
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
+std::string MakeNonce() {
+  std::random_device random;
+  char text[33];
+  std::snprintf(text, sizeof text, "%08x%08x%08x%08x", static_cast<unsigned>(random()), static_cast<unsigned>(random()),
+                static_cast<unsigned>(random()), static_cast<unsigned>(random()));
+  return text;
+}
+
+// The placeholder names inside `text`, or the first malformed one.
+Status CheckPlaceholders(const std::string& text, const std::string& field) {
+  const auto& known = CommandPlaceholders();
+  for (std::size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
+    const std::size_t close = text.find('}', open);
+    const std::string name = close == std::string::npos ? text.substr(open) : text.substr(open, close - open + 1);
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const auto& p : known) list += (list.empty() ? "" : " ") + p;
+      return Fail(Error::InvalidArgument(field + ": unknown placeholder " + name + " in \"" + text +
+                                         "\"; expected one of " + list));
+    }
+  }
+  return {};
+}
+
+std::string SourceExtension(const Task& task) {
+  const std::string ext = std::filesystem::path(task.seeds.empty() ? task.reference.name : task.seeds[0].name).extension();
+  return ext.empty() ? ".txt" : ext;
+}
+
+std::string ReadFileLimited(const std::filesystem::path& path, std::size_t limit, bool& too_big) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text;
+  text.resize(limit + 1);
+  in.read(text.data(), static_cast<std::streamsize>(limit + 1));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  too_big = text.size() > limit;
+  return text;
+}
+
+class CommandEvaluator final : public Evaluator {
+ public:
+  CommandEvaluator(Task task, CommandEvaluatorOptions options) : task_(std::move(task)), options_(std::move(options)) {}
+  ~CommandEvaluator() override {
+    if (owns_work_dir_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(work_dir_, ignored);
+    }
+  }
+
+  Status Prepare();
+  BuildResult Build(const Candidate& candidate) override;
+  Measurement Measure(const Candidate& candidate, const BuildResult& build) override;
+  std::string Toolchain() const override { return toolchain_; }
+  std::vector<std::string> Flags() const override { return {}; }
+  const HostInfo& Host() const override { return host_; }
+
+ private:
+  using Values = std::map<std::string, std::string>;
+  // Each element with its placeholders replaced; "{knob_flags}" alone
+  // becomes one element per knob.
+  std::vector<std::string> Expand(const std::vector<std::string>& argv, const Values& values,
+                                  const std::vector<std::string>& knob_flags) const;
+  Values CandidateValues(const Candidate& candidate, const std::filesystem::path& build_dir) const;
+  BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const;
+  Measurement MeasureBuilt(const Candidate& candidate, const BuildResult& build);
+  Measurement FromAnswer(CommandAnswer answer, std::string log) const;
+  Measurement MeasureAsSlurmJob(const std::vector<std::string>& argv, const std::filesystem::path& dir,
+                                const std::string& nonce);
+  Measurement ReadAnswer(const std::filesystem::path& dir, const std::string& nonce, const std::string& ended,
+                         std::string log) const;
+
+  Task task_;
+  CommandEvaluatorOptions options_;
+  std::filesystem::path work_dir_;
+  bool owns_work_dir_ = false;
+  std::string toolchain_;
+  HostInfo host_;
+  std::string source_name_;
+  std::mutex builds_mutex_;
+  std::map<std::string, std::shared_ptr<std::pair<std::mutex, std::optional<BuildResult>>>> builds_;
+  std::atomic<int> next_eval_{0};
+  double slurm_limit_s_ = 0;  // the Slurm time limit, in seconds
+};
+
+Status CommandEvaluator::Prepare() {
+  if (auto valid = ValidateCommands(options_); !valid) return valid;
+  for (const auto* argv : {&options_.build, &options_.run}) {
+    if (argv->empty()) continue;
+    const std::string program = Expand({argv->front()}, {{"{task_dir}", task_.dir.string()}}, {}).front();
+    if (program.find('{') == std::string::npos) {
+      if (auto found = FindProgram(program); !found) {
+        return Fail(Error::InvalidArgument(std::string("evaluator.") + (argv == &options_.build ? "build" : "run") +
+                                           "[0]: " + found.error().message()));
+      }
+    }
+  }
+  if (options_.slurm.enabled) {
+    if (auto limit = ParseSlurmTime(options_.slurm.time_limit); !limit) {
+      return Fail(limit.error());
+    } else {
+      slurm_limit_s_ = *limit;
+    }
+    if (options_.slurm.shared_dir.empty()) {
+      return Fail(Error::InvalidArgument("executor.shared_dir: expected a folder the compute nodes share with this host"));
+    }
+    std::filesystem::create_directories(options_.slurm.shared_dir);
+    if (auto sbatch = FindProgram("sbatch"); !sbatch) {
+      return Fail(Error::InvalidArgument("executor (slurm): " + sbatch.error().message() +
+                                         "; install slurm-client, or use the local executor"));
+    }
+  }
+  if (options_.work_dir.empty()) {
+    const auto parent = options_.slurm.enabled ? std::filesystem::absolute(options_.slurm.shared_dir)
+                                               : std::filesystem::temp_directory_path();
+    std::string pattern = (parent / "kestrel-command-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) return Fail(Error::Io("cannot create a directory like " + pattern));
+    work_dir_ = pattern;
+    owns_work_dir_ = true;
+  } else {
+    work_dir_ = std::filesystem::absolute(options_.work_dir);
+    std::filesystem::create_directories(work_dir_);
+  }
+  toolchain_ = "command";
+  for (const auto* argv : {&options_.build, &options_.run}) {
+    toolchain_ += argv == &options_.build ? " build:" : " run:";
+    for (const auto& arg : *argv) toolchain_ += " " + arg;
+  }
+  host_ = DetectHost();
+  source_name_ = "kernel" + SourceExtension(task_);
+
+  // The set-up must at least measure the reference.
+  Candidate reference{task_.reference.text, {}, toolchain_, {}};
+  if (auto knobs = ParseKnobs(reference.source); knobs) reference.knobs = DefaultKnobs(*knobs);
+  const Measurement checked = Evaluate(reference);
+  if (checked.outcome != Outcome::kMeasured) {
+    return Fail(Error::InvalidArgument("task " + task_.name + ": the command evaluator cannot measure the reference " +
+                                       task_.reference.name + ": " + std::string(ToString(checked.outcome)) + ": " +
+                                       checked.reason + "\n" + checked.log));
+  }
+  return {};
+}
+
+std::vector<std::string> CommandEvaluator::Expand(const std::vector<std::string>& argv, const Values& values,
+                                                  const std::vector<std::string>& knob_flags) const {
+  std::vector<std::string> out;
+  for (const auto& arg : argv) {
+    if (arg == "{knob_flags}") {
+      out.insert(out.end(), knob_flags.begin(), knob_flags.end());
+      continue;
+    }
+    std::string text;
+    for (std::size_t i = 0; i < arg.size();) {
+      bool replaced = false;
+      if (arg[i] == '{') {
+        const std::size_t close = arg.find('}', i);
+        if (close != std::string::npos) {
+          const std::string name = arg.substr(i, close - i + 1);
+          if (name == "{knob_flags}") {
+            for (std::size_t k = 0; k < knob_flags.size(); ++k) text += (k ? " " : "") + knob_flags[k];
+            replaced = true;
+          } else if (auto found = values.find(name); found != values.end()) {
+            text += found->second;
+            replaced = true;
+          }
+          if (replaced) i = close + 1;
+        }
+      }
+      if (!replaced) text += arg[i++];
+    }
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
+CommandEvaluator::Values CommandEvaluator::CandidateValues(const Candidate& candidate,
+                                                           const std::filesystem::path& build_dir) const {
+  Json knobs = Json::object();
+  for (const auto& [name, value] : candidate.knobs) knobs[name] = value;
+  Json shapes = Json::array();
+  for (const auto& shape : task_.shapes) shapes.push_back(shape);
+  return {{"{source}", (build_dir / source_name_).string()},
+          {"{build_dir}", build_dir.string()},
+          {"{task_dir}", std::filesystem::absolute(task_.dir).string()},
+          {"{reference}", std::filesystem::absolute(task_.dir / task_.reference.name).string()},
+          {"{knobs}", knobs.dump()},
+          {"{seed}", std::to_string(options_.seed)},
+          {"{min_time}", Number(options_.min_time_s)},
+          {"{min_samples}", std::to_string(options_.min_samples)},
+          {"{shapes}", shapes.dump()}};
+}
+
+BuildResult CommandEvaluator::Build(const Candidate& candidate) {
+  try {
+    const std::string identity = candidate.Identity();
+    std::shared_ptr<std::pair<std::mutex, std::optional<BuildResult>>> slot;
+    {
+      std::lock_guard lock(builds_mutex_);
+      auto& entry = builds_[identity];
+      if (!entry) entry = std::make_shared<std::pair<std::mutex, std::optional<BuildResult>>>();
+      slot = entry;
+    }
+    std::lock_guard lock(slot->first);
+    if (!slot->second) slot->second = BuildIn(candidate, work_dir_ / "builds" / identity);
+    return *slot->second;
+  } catch (const std::exception& e) {
+    BuildResult failed;
+    failed.log = std::string("error: cannot build: ") + e.what() + "\n";
+    return failed;
+  }
+}
+
+BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const {
+  const auto start = Clock::now();
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / source_name_, std::ios::binary | std::ios::trunc) << candidate.source;
+  BuildResult result;
+  result.library = dir / source_name_;
+  if (options_.build.empty()) {
+    result.ok = true;
+    return result;
+  }
+  SubprocessOptions run;
+  run.argv = Expand(options_.build, CandidateValues(candidate, dir), candidate.KnobDefines());
+  run.cwd = dir;
+  run.timeout_s = options_.build_timeout_s;
+  run.env = EnvironmentWith({"LC_ALL=C"});
+  auto ran = RunSubprocess(run);
+  result.seconds = Since(start);
+  if (!ran) {
+    result.log = "error: the build command cannot start: " + ran.error().message() + "\n";
+    return result;
+  }
+  result.ok = ran->Succeeded();
+  result.log = result.ok ? ran->log
+                         : "build command " + ran->Describe(options_.build_timeout_s) + "\n" + TrimCompilerLog(ran->log);
+  return result;
+}
+
+Measurement CommandEvaluator::Measure(const Candidate& candidate, const BuildResult& build) {
+  const auto start = Clock::now();
+  Measurement measurement;
+  try {
+    measurement = MeasureBuilt(candidate, build);
+  } catch (const std::exception& e) {
+    measurement = Verdict(Outcome::kRejected, std::string("evaluator error: ") + e.what(), "");
+  }
+  measurement.build_seconds = build.seconds;
+  measurement.eval_seconds = Since(start);
+  measurement.input_sets = options_.input_sets;
+  measurement.seed = options_.seed;
+  return measurement;
+}
+
+Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const BuildResult& build) {
+  if (!build.ok) return Verdict(Outcome::kBuildFailed, FirstErrorLine(build.log), build.log);
+  const auto dir = work_dir_ / "evals" / std::to_string(next_eval_++);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  struct Cleanup {
+    std::filesystem::path dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } cleanup{dir};
+
+  const std::string nonce = MakeNonce();
+  Values values = CandidateValues(candidate, build.library.parent_path());
+  values["{workdir}"] = dir.string();
+  values["{answer}"] = (dir / "answer.json").string();
+  values["{job}"] = (dir / "job.json").string();
+  values["{nonce}"] = nonce;
+  Json job = {{"task", Json::parse(task_.spec_text.empty() ? "{}" : task_.spec_text)},
+              {"task_dir", values["{task_dir}"]},
+              {"source", values["{source}"]},
+              {"reference", values["{reference}"]},
+              {"knobs", Json::parse(values["{knobs}"])},
+              {"seed", options_.seed},
+              {"input_sets", options_.input_sets},
+              {"min_time_s", options_.min_time_s},
+              {"min_samples", options_.min_samples},
+              {"nonce", nonce},
+              {"answer", values["{answer}"]},
+              {"shapes", Json::parse(values["{shapes}"])},
+              {"check_shapes", task_.check_shapes}};
+  std::ofstream(dir / "job.json", std::ios::binary | std::ios::trunc) << job.dump(2);
+
+  SubprocessOptions run;
+  run.argv = Expand(options_.run, values, candidate.KnobDefines());
+  run.cwd = dir;
+  run.timeout_s = options_.run_timeout_s;
+  if (options_.slurm.enabled) return MeasureAsSlurmJob(run.argv, dir, nonce);
+  auto ran = RunSubprocess(run);
+  if (!ran) return Verdict(Outcome::kRejected, "the run command cannot start: " + ran.error().message(), "");
+  std::string log = ran->log.empty() ? "" : "run command output:\n" + ran->log;
+  if (ran->timed_out) {
+    return Verdict(Outcome::kTimedOut, "run command " + ran->Describe(options_.run_timeout_s) + " (its process group was killed)", log);
+  }
+  const std::string ended = ran->Succeeded() ? "" : "run command " + ran->Describe(options_.run_timeout_s);
+  return ReadAnswer(dir, nonce, ended, std::move(log));
+}
+
+Measurement CommandEvaluator::MeasureAsSlurmJob(const std::vector<std::string>& argv, const std::filesystem::path& dir,
+                                                const std::string& nonce) {
+  auto job = RunSlurmJob(options_.slurm, argv, dir, options_.run_timeout_s + slurm_limit_s_);
+  if (!job) return Verdict(Outcome::kRejected, "sbatch cannot start: " + job.error().message(), "");
+  std::string log = "slurm:\n" + job->log;
+  if (job->job_id.empty()) {
+    return Verdict(Outcome::kRejected, "sbatch could not submit the job: " + FirstErrorLine(job->log), log);
+  }
+  const std::string name = "Slurm job " + job->job_id;
+  if (job->waited_too_long) {
+    return Verdict(Outcome::kTimedOut,
+                   name + " did not end within " + Number(options_.run_timeout_s + slurm_limit_s_) +
+                       " s (queue and run); it was cancelled",
+                   log);
+  }
+  if (job->state == "TIMEOUT") {
+    return Verdict(Outcome::kTimedOut, name + " hit its time limit (" + options_.slurm.time_limit + ")", log);
+  }
+  if (job->state == "CANCELLED") return Verdict(Outcome::kCrashed, name + " was cancelled", log);
+  if (job->state != "COMPLETED" && job->state != "FAILED") {
+    return Verdict(Outcome::kCrashed, name + " ended " + (job->state.empty() ? "in an unknown state" : job->state), log);
+  }
+  const std::string ended =
+      job->state == "COMPLETED" ? "" : name + " failed (exit code " + job->exit_code + ")";
+  Measurement measured = ReadAnswer(dir, nonce, ended, std::move(log));
+  if (measured.outcome == Outcome::kMeasured) measured.log += "measured by " + name + "\n";
+  return measured;
+}
+
+// The answer the run command wrote, judged; `ended` says how the command
+// ended when that was not a success ("" when it was).
+Measurement CommandEvaluator::ReadAnswer(const std::filesystem::path& dir, const std::string& nonce,
+                                         const std::string& ended, std::string log) const {
+  const auto answer_path = dir / "answer.json";
+  std::error_code missing;
+  if (!std::filesystem::is_regular_file(answer_path, missing)) {
+    if (!ended.empty()) return Verdict(Outcome::kCrashed, ended + " without an answer", log);
+    return Verdict(Outcome::kRejected, "protocol violation: the run command wrote no answer to {answer}", log);
+  }
+  bool too_big = false;
+  const std::string text = ReadFileLimited(answer_path, kAnswerLimitBytes, too_big);
+  if (too_big) return Verdict(Outcome::kRejected, "protocol violation: the answer is larger than 256 MiB", log);
+  auto answer = ParseCommandAnswer(text, task_.shapes, nonce);
+  if (!answer) {
+    return Verdict(Outcome::kRejected, "protocol violation: " + answer.error().message(),
+                   log + "answer (first 2000 bytes):\n" + text.substr(0, 2000) + "\n");
+  }
+  if (!ended.empty()) log += "note: " + ended + " after answering\n";
+  return FromAnswer(std::move(*answer), std::move(log));
+}
+
+Measurement CommandEvaluator::FromAnswer(CommandAnswer answer, std::string log) const {
+  if (!answer.log.empty()) log = "answer log:\n" + answer.log + (answer.log.back() == '\n' ? "" : "\n") + log;
+  if (answer.outcome != Outcome::kMeasured) return Verdict(answer.outcome, answer.reason, log);
+  Measurement measured = Verdict(Outcome::kMeasured, "", "");
+  for (auto& shape : answer.shapes) {
+    // The harness's own verdict was "measured"; its error measures must
+    // agree with the task's tolerance.
+    if (shape.max_abs_error > task_.tolerance.atol && shape.max_rel_error > task_.tolerance.rtol) {
+      return Verdict(Outcome::kWrong,
+                     "answered measured, but its errors on shape " + ToString(shape.shape) + " (max abs " +
+                         Number(shape.max_abs_error) + ", max rel " + Number(shape.max_rel_error) +
+                         ") exceed the task's tolerance (atol " + Number(task_.tolerance.atol) + ", rtol " +
+                         Number(task_.tolerance.rtol) + ")",
+                     log);
+    }
+    ShapeTiming timing;
+    timing.shape = shape.shape;
+    timing.candidate = Summarize(shape.candidate_seconds);
+    timing.reference = Summarize(shape.reference_seconds);
+    timing.candidate_seconds = std::move(shape.candidate_seconds);
+    timing.reference_seconds = std::move(shape.reference_seconds);
+    timing.speedup = timing.reference.median / timing.candidate.median;
+    if (const auto flops = task_.Flops(timing.shape)) timing.gflops = *flops / timing.candidate.median / 1e9;
+    if (const auto bytes = task_.Bytes(timing.shape)) timing.gbps = *bytes / timing.candidate.median / 1e9;
+    measured.log += "shape " + ToString(timing.shape) + ": candidate " + Number(timing.candidate.median * 1e6) +
+                    " us, reference " + Number(timing.reference.median * 1e6) + " us (" +
+                    std::to_string(timing.candidate.count) + "/" + std::to_string(timing.reference.count) +
+                    " samples), speedup " + Number(timing.speedup) + "\n";
+    measured.shapes.push_back(std::move(timing));
+  }
+  measured.speedup = GeomeanSpeedup(measured.shapes);
+  measured.log += log;
+  if (measured.speedup > options_.max_speedup) {
+    measured.outcome = Outcome::kRejected;
+    measured.reason = "flagged for review: speedup " + Number(measured.speedup) + " is above the cap of " +
+                      Number(options_.max_speedup) + " (evaluator.max_speedup; raise it if this kernel is honest)";
+  }
+  return measured;
+}
+
+}  // namespace
+
+const std::vector<std::string>& CommandPlaceholders() {
+  static const std::vector<std::string> names = {"{source}",   "{build_dir}", "{workdir}", "{answer}",
+                                                  "{job}",      "{task_dir}",  "{reference}", "{knob_flags}",
+                                                  "{knobs}",    "{seed}",      "{nonce}",   "{min_time}",
+                                                  "{min_samples}", "{shapes}"};
+  return names;
+}
+
+Status ValidateCommands(const CommandEvaluatorOptions& options) {
+  if (options.run.empty()) return Fail(Error::InvalidArgument("evaluator.run: expected a command (an argv array)"));
+  for (std::size_t i = 0; i < options.build.size(); ++i) {
+    if (auto ok = CheckPlaceholders(options.build[i], "evaluator.build[" + std::to_string(i) + "]"); !ok) return ok;
+    for (const char* own : {"{workdir}", "{answer}", "{job}", "{nonce}"}) {
+      if (options.build[i].find(own) != std::string::npos) {
+        return Fail(Error::InvalidArgument("evaluator.build[" + std::to_string(i) + "]: " + own +
+                                           " belongs to the run command; a build uses {build_dir}"));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < options.run.size(); ++i) {
+    if (auto ok = CheckPlaceholders(options.run[i], "evaluator.run[" + std::to_string(i) + "]"); !ok) return ok;
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Evaluator>> MakeCommandEvaluator(const Task& task, const CommandEvaluatorOptions& options) {
+  if (!(options.build_timeout_s > 0) || !(options.run_timeout_s > 0) || options.min_samples < 1 ||
+      options.input_sets < 1 || !(options.min_time_s >= 0)) {
+    return Fail(Error::InvalidArgument("evaluator (command): timeouts must be > 0, min_samples and input_sets >= 1"));
+  }
+  try {
+    auto evaluator = std::make_unique<CommandEvaluator>(task, options);
+    if (auto ready = evaluator->Prepare(); !ready) return Fail(ready.error());
+    return std::unique_ptr<Evaluator>(std::move(evaluator));
+  } catch (const std::exception& e) {
+    return Fail(Error::Internal("task " + task.name + ": cannot set up the command evaluator: " + e.what()));
+  }
+}
+
+}  // namespace kestrel

@@ -1,0 +1,183 @@
+// The Slurm executor (docs/SLURM.md) against a real single-node Slurm:
+// scripts/slurm_local starts munged, slurmctld and slurmd as root from a
+// temporary folder, and stops them when the tests end. Searches whose
+// measurements are Slurm jobs: one finds the faster kernels of the command
+// protocol example; in another, jobs that never answer are killed by their
+// time limit, recorded as timed_out, and the search goes on.
+//
+// Needs root and Debian's slurmctld, slurmd, slurm-client and munge
+// (scripts/setup installs them); without them the tests say so and skip.
+
+#include <doctest.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_workspace.h"
+#include "testing.h"
+
+using namespace kestrel;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+using testing::Exec;
+using testing::Workspace;
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string Shell(const std::string& command, int& code) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// The cluster, started once for the whole program and stopped at exit.
+class LocalSlurm {
+ public:
+  static LocalSlurm& Get() {
+    static LocalSlurm slurm;
+    return slurm;
+  }
+  bool up() const { return up_; }
+  const std::string& why_not() const { return why_not_; }
+  ~LocalSlurm() {
+    int code = 0;
+    if (started_) Shell(Script() + " stop " + dir_.path().string() + " 2>&1", code);
+  }
+
+ private:
+  LocalSlurm() {
+    int code = 0;
+    const std::string out = Shell(Script() + " start " + dir_.path().string() + " 2>&1", code);
+    started_ = code != 77;
+    const std::string prefix = "export SLURM_CONF=";
+    const auto at = out.find(prefix);
+    if (code == 0 && at != std::string::npos) {
+      std::string conf = out.substr(at + prefix.size());
+      conf = conf.substr(0, conf.find('\n'));
+      ::setenv("SLURM_CONF", conf.c_str(), 1);
+      up_ = true;
+    } else {
+      why_not_ = "scripts/slurm_local start exited " + std::to_string(code) + ": " + out;
+    }
+  }
+  static std::string Script() { return (testing::SourceDir() / "scripts" / "slurm_local").string(); }
+
+  testing::TempDir dir_;
+  bool up_ = false;
+  bool started_ = false;
+  std::string why_not_;
+};
+
+// Copies the command protocol example's task into the workspace's tasks
+// folder, with `seed` as its seed when given.
+void CopyExample(const Workspace& workspace, const std::optional<std::string>& seed = std::nullopt) {
+  const fs::path from = testing::SourceDir() / "examples" / "command" / "poly";
+  const fs::path to = workspace.tasks() / "poly";
+  fs::create_directories(to);
+  for (const auto& entry : fs::directory_iterator(from)) fs::copy_file(entry.path(), to / entry.path().filename());
+  if (seed) testing::WriteFile(to / "seed.c", *seed);
+}
+
+json Config(const Workspace& workspace, const json& run, const std::string& time_limit) {
+  json config = json::parse(testing::ReadFile(testing::SourceDir() / "examples" / "command" / "poly.json"));
+  if (!run.is_null()) config["evaluator"]["run"] = run;
+  config["evaluator"]["min_time"] = 0.02;
+  config["evaluator"]["min_samples"] = 5;
+  config["executor"] = {{"kind", "slurm"}, {"partition", "kestrel"}, {"time_limit", time_limit},
+                        {"shared_dir", (workspace.path() / "shared").string()}};
+  config["parallel"] = {{"compile_jobs", 2}, {"measure_slots", 2}};
+  config["confirm"] = {{"top", 2}, {"rounds", 1}};
+  return config;
+}
+
+std::string WriteConfig(const Workspace& workspace, const json& config) {
+  const fs::path path = workspace.path() / "slurm.json";
+  testing::WriteFile(path, config.dump(2));
+  return path.string();
+}
+
+#define REQUIRE_SLURM()                                                   \
+  if (!LocalSlurm::Get().up()) {                                          \
+    MESSAGE("no local Slurm, skipped: " << LocalSlurm::Get().why_not()); \
+    return;                                                               \
+  }
+
+}  // namespace
+
+TEST_SUITE("slurm") {
+  TEST_CASE("a search whose measurements are Slurm jobs finds the faster kernels and stores them") {
+    REQUIRE_SLURM();
+    Workspace workspace;
+    CopyExample(workspace);
+    const std::string config = WriteConfig(workspace, Config(workspace, nullptr, "5:00"));
+    const Exec run = workspace.Run({"run", config, "--max-evals", "6", "--quiet"});
+    INFO("run stderr: " << run.err);
+    REQUIRE(run.code == 0);
+    const json runs = json::parse(workspace.Run({"runs", "--json"}).out);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].at("evaluations") == 6);
+    const json rows = json::parse(workspace.Run({"best", "--json"}).out);
+    REQUIRE(!rows.empty());
+    CHECK(rows[0].at("speedup").get<double>() > 0.5);
+    const json shown = json::parse(workspace.Run({"show", std::to_string(rows[0].at("node").get<int>()), "--json"}).out);
+    for (const json& m : shown.at("measurements")) {
+      CHECK(m.at("outcome") == "measured");
+      CHECK_MESSAGE(Contains(m.at("log").get<std::string>(), "measured by Slurm job"), m.at("log"));
+    }
+  }
+
+  TEST_CASE("a job killed by its time limit is timed_out, and the search goes on") {
+    REQUIRE_SLURM();
+    Workspace workspace;
+    // Four candidates: HANG=1 never answers; TABLE=1 is the faster kernel.
+    std::string seed = testing::ReadFile(testing::SourceDir() / "examples" / "command" / "poly" / "seed.c");
+    seed.replace(seed.find("// kestrel:knob FLOAT 0 1"), std::string("// kestrel:knob FLOAT 0 1").size(),
+                 "// kestrel:knob HANG 0 1");
+    seed.replace(seed.find("// kestrel:knob UNROLL 1 2 4\n"), std::string("// kestrel:knob UNROLL 1 2 4\n").size(), "");
+    CopyExample(workspace, seed);
+    const json run_command = {"bash",     (testing::SourceDir() / "tests" / "cli" / "slurm_harness.sh").string(),
+                              "{knobs}",  "{build_dir}/bench",
+                              "{answer}", "{nonce}",
+                              "{seed}",   "{min_time}",
+                              "{min_samples}", "{shapes}"};
+    const std::string config = WriteConfig(workspace, Config(workspace, run_command, "1"));  // one minute
+    const Exec run = workspace.Run({"run", config, "--max-evals", "4", "--quiet"});
+    INFO("run stderr: " << run.err);
+    REQUIRE(run.code == 0);
+    const json runs = json::parse(workspace.Run({"runs", "--json"}).out);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].at("evaluations") == 4);
+    int timed_out = 0, measured = 0;
+    for (int node = 1; node <= 4; ++node) {
+      const json shown = json::parse(workspace.Run({"show", std::to_string(node), "--json"}).out);
+      const json& m = shown.at("measurements").at(0);
+      const bool hangs = shown.at("knobs").at("HANG") == "1";
+      INFO("node " << node << ": " << m.at("outcome") << ": " << m.at("reason"));
+      if (hangs) {
+        CHECK(m.at("outcome") == "timed_out");
+        CHECK(Contains(m.at("reason").get<std::string>(), "hit its time limit (1)"));
+        timed_out += m.at("outcome") == "timed_out";
+      } else {
+        CHECK(m.at("outcome") == "measured");
+        measured += m.at("outcome") == "measured";
+      }
+    }
+    CHECK(timed_out == 2);
+    CHECK(measured == 2);
+    const json rows = json::parse(workspace.Run({"best", "--json"}).out);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].at("knobs").at("HANG") == "0");
+  }
+}

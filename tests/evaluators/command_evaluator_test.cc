@@ -1,0 +1,253 @@
+// The command evaluator (docs/COMMAND_PROTOCOL.md) end to end: the shipped
+// example (examples/command: a C kernel built by build.sh and judged by a C
+// harness) through the evaluator as a run would make it, and a stand-in run
+// command (tests/evaluators/command/fake_harness.sh) that answers badly in
+// every way the protocol must catch.
+
+#include "evaluators/command_evaluator.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include <doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "testing.h"
+
+namespace kestrel {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+Task ExampleTask() {
+  auto task = LoadTask(testing::SourceDir() / "examples" / "command" / "poly");
+  REQUIRE_MESSAGE(task.has_value(), task.error().message());
+  return *task;
+}
+
+// The evaluator section of the shipped run config.
+CommandEvaluatorOptions ExampleOptions() {
+  const auto config =
+      nlohmann::json::parse(testing::ReadFile(testing::SourceDir() / "examples" / "command" / "poly.json"));
+  const auto& evaluator = config.at("evaluator");
+  CommandEvaluatorOptions options;
+  options.build = evaluator.at("build").get<std::vector<std::string>>();
+  options.run = evaluator.at("run").get<std::vector<std::string>>();
+  options.min_time_s = 0.02;
+  options.min_samples = 5;
+  options.run_timeout_s = 60;
+  return options;
+}
+
+Evaluator& Example() {
+  static std::unique_ptr<Evaluator> evaluator = [] {
+    auto made = MakeCommandEvaluator(ExampleTask(), ExampleOptions());
+    if (!made) FAIL("MakeCommandEvaluator: " << made.error().message());
+    return std::move(*made);
+  }();
+  return *evaluator;
+}
+
+Measurement EvalExample(const std::string& source, KnobValues knobs = {}) {
+  Evaluator& evaluator = Example();
+  const Measurement m = evaluator.Evaluate(Candidate{source, std::move(knobs), evaluator.Toolchain(), evaluator.Flags()});
+  INFO(ToString(m.outcome) << ": " << m.reason << "\n" << m.log);
+  return m;
+}
+
+// An evaluator whose run command is the fake harness; no build step.
+CommandEvaluatorOptions FakeOptions() {
+  CommandEvaluatorOptions options;
+  options.run = {"bash", (testing::SourceDir() / "tests" / "evaluators" / "command" / "fake_harness.sh").string(),
+                 "{source}", "{answer}", "{nonce}"};
+  options.run_timeout_s = 2;
+  return options;
+}
+
+Evaluator& Fake() {
+  static std::unique_ptr<Evaluator> evaluator = [] {
+    auto made = MakeCommandEvaluator(ExampleTask(), FakeOptions());
+    if (!made) FAIL("MakeCommandEvaluator: " << made.error().message());
+    return std::move(*made);
+  }();
+  return *evaluator;
+}
+
+Measurement EvalFake(const std::string& mode) {
+  Evaluator& evaluator = Fake();
+  const Measurement m = evaluator.Evaluate(Candidate{"/* " + mode + " */", {}, evaluator.Toolchain(), {}});
+  INFO(mode << ": " << ToString(m.outcome) << ": " << m.reason << "\n" << m.log);
+  return m;
+}
+
+TEST_SUITE("command_evaluator") {
+  TEST_CASE("the shipped example measures its seed, and a better knob setting is faster") {
+    const Task task = ExampleTask();
+    const std::string seed = task.seeds.at(0).text;
+    const Measurement slow = EvalExample(seed, {{"TABLE", "0"}, {"FLOAT", "0"}, {"UNROLL", "1"}});
+    REQUIRE(slow.outcome == Outcome::kMeasured);
+    REQUIRE(slow.shapes.size() == 2);
+    CHECK(slow.shapes[0].shape.at("n") == 1048576);
+    CHECK(slow.shapes[0].candidate.count >= 5);
+    CHECK(slow.shapes[0].reference.count >= 5);
+    CHECK(slow.shapes[0].gflops > 0);
+    CHECK(Contains(slow.log, "3 input sets per shape"));
+    // A table of coefficients in float: no divisions, twice the SIMD lanes.
+    const Measurement fast = EvalExample(seed, {{"TABLE", "1"}, {"FLOAT", "1"}, {"UNROLL", "1"}});
+    REQUIRE(fast.outcome == Outcome::kMeasured);
+    MESSAGE("poly example: seed " << slow.speedup << "x, TABLE=1 FLOAT=1 " << fast.speedup << "x");
+    CHECK(fast.speedup > 1.5 * slow.speedup);
+  }
+
+  TEST_CASE("the example's harness catches a wrong kernel and a compile error") {
+    const Measurement wrong = EvalExample(
+        "#include <stdint.h>\nvoid poly(const float* x, float* y, int64_t n) { for (int64_t i = 0; i < n; ++i) y[i] = 1; }\n");
+    CHECK(wrong.outcome == Outcome::kWrong);
+    CHECK_MESSAGE(Contains(wrong.reason, "expected"), wrong.reason);
+    const Measurement broken = EvalExample("void poly(const float* x, float* y, long n) { y[0] = }\n");
+    CHECK(broken.outcome == Outcome::kBuildFailed);
+    CHECK_MESSAGE(Contains(broken.reason, "error"), broken.reason);
+    CHECK(Contains(broken.log, "build command exited with status"));
+    const Measurement writes_input = EvalExample(
+        "#include <stdint.h>\nvoid poly(const float* x, float* y, int64_t n) { float* w = (float*)x; "
+        "for (int64_t i = 0; i < n; ++i) { y[i] = 0; w[i] = 0; } }\n");
+    CHECK(writes_input.outcome == Outcome::kWrong);
+    CHECK_MESSAGE(Contains(writes_input.reason, "modified its input"), writes_input.reason);
+  }
+
+  TEST_CASE("answers are validated field by field: each bad one is an outcome with a reason") {
+    const std::pair<const char*, const char*> violations[] = {
+        {"MODE=notjson", "protocol violation: the answer is not JSON"},
+        {"MODE=badnonce", "protocol violation: nonce: expected the {nonce} this evaluation passed"},
+        {"MODE=oneshape", "protocol violation: shapes: expected an array of the 2 timed shapes"},
+        {"MODE=negative", "protocol violation: shapes[0].candidate_s[0]: expected a positive finite number of seconds, got -0.001"},
+        {"MODE=wrongshape", "protocol violation: shapes[1].shape: expected the task's timed shape n=4096"},
+        {"MODE=extra", "protocol violation: speedup: expected no such field"},
+        {"MODE=badoutcome", "protocol violation: outcome: expected one of measured"},
+        {"MODE=noreason", "protocol violation: reason: expected a non-empty line"},
+        {"MODE=noanswer", "protocol violation: the run command wrote no answer"},
+    };
+    for (const auto& [mode, reason] : violations) {
+      const Measurement m = EvalFake(mode);
+      CHECK_MESSAGE(m.outcome == Outcome::kRejected, mode);
+      CHECK_MESSAGE(Contains(m.reason, reason), mode << ": " << m.reason);
+      CHECK(m.shapes.empty());
+    }
+  }
+
+  TEST_CASE("a harness's own verdicts, and Kestrel's checks of a measured answer") {
+    const Measurement wrong = EvalFake("MODE=wrong");
+    CHECK(wrong.outcome == Outcome::kWrong);
+    CHECK(wrong.reason == "y[3] is 7, expected 2");
+    CHECK(Contains(wrong.log, "checked 3 sets"));
+
+    const Measurement loose = EvalFake("MODE=loose");  // "measured", but errors of 0.5
+    CHECK(loose.outcome == Outcome::kWrong);
+    CHECK_MESSAGE(Contains(loose.reason, "exceed the task's tolerance"), loose.reason);
+
+    const Measurement capped = EvalFake("MODE=capped");  // 200x
+    CHECK(capped.outcome == Outcome::kRejected);
+    CHECK_MESSAGE(Contains(capped.reason, "flagged for review: speedup 200"), capped.reason);
+    CHECK(capped.shapes.size() == 2);  // kept for the review
+
+    const Measurement honest = EvalFake("honest");
+    REQUIRE(honest.outcome == Outcome::kMeasured);
+    CHECK(honest.speedup == doctest::Approx(2.0));  // medians 2e-3 / 1e-3 on both shapes
+    CHECK(honest.shapes[1].candidate_seconds == std::vector<double>{1e-3, 1.1e-3, 0.9e-3});
+
+    const Measurement late = EvalFake("MODE=late");  // answered, then exited 3
+    CHECK(late.outcome == Outcome::kMeasured);
+    CHECK(Contains(late.log, "exited with status 3 after answering"));
+  }
+
+  TEST_CASE("a crash and a hang of the run command") {
+    const Measurement crashed = EvalFake("MODE=crash");
+    CHECK(crashed.outcome == Outcome::kCrashed);
+    CHECK_MESSAGE(Contains(crashed.reason, "killed by SIGSEGV"), crashed.reason);
+    CHECK(Contains(crashed.log, "about to crash"));
+
+    testing::TempDir dir;
+    const auto pid_file = dir / "child.pid";
+    const auto start = std::chrono::steady_clock::now();
+    const Measurement hung = EvalFake("MODE=hang ARG=" + pid_file.string());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(hung.outcome == Outcome::kTimedOut);
+    CHECK_MESSAGE(Contains(hung.reason, "process group was killed"), hung.reason);
+    CHECK(seconds < 30);
+    // The harness's own child (a background sleep) died with it.
+    const pid_t child = std::stoi(testing::ReadFile(pid_file));
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+      gone = ::kill(child, 0) != 0;
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(gone);
+  }
+
+  TEST_CASE("the worked examples for Triton, NKI and Pallas are valid task folders") {
+    for (const char* platform : {"triton", "nki", "pallas"}) {
+      CAPTURE(platform);
+      const auto dir = testing::SourceDir() / "examples" / "command" / platform;
+      auto tasks = LoadTasks({dir});
+      REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+      REQUIRE(tasks->size() == 1);
+      CHECK(tasks->front().language == "python");
+      const auto config = nlohmann::json::parse(testing::ReadFile(dir / (std::string(platform) + ".json")));
+      CHECK(config.at("task") == tasks->front().name);
+      CommandEvaluatorOptions options;
+      options.run = config.at("evaluator").at("run").get<std::vector<std::string>>();
+      CHECK_MESSAGE(ValidateCommands(options).has_value(), platform);
+    }
+  }
+
+  TEST_CASE("Slurm helpers: time limits and the shell line of a run command") {
+    CHECK(ParseSlurmTime("30").value() == 1800);
+    CHECK(ParseSlurmTime("10:00").value() == 600);
+    CHECK(ParseSlurmTime("1:02:03").value() == 3723);
+    CHECK(ParseSlurmTime("2-0").value() == 2 * 86400);
+    CHECK(ParseSlurmTime("1-12:30").value() == 86400 + 12 * 3600 + 30 * 60);
+    for (const char* bad : {"", "ten", "1:2:3:4", "-1", "1--2", "5:"}) {
+      CAPTURE(bad);
+      CHECK_FALSE(ParseSlurmTime(bad).has_value());
+    }
+    CHECK(ShellQuote({"bench", "a b", "it's", "{\"n\":1}"}) == R"('bench' 'a b' 'it'\''s' '{"n":1}')");
+
+    CommandEvaluatorOptions no_dir = FakeOptions();
+    no_dir.slurm.enabled = true;
+    auto refused = MakeCommandEvaluator(ExampleTask(), no_dir);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK_MESSAGE(Contains(refused.error().message(), "executor.shared_dir"), refused.error().message());
+  }
+
+  TEST_CASE("a bad set-up is refused when the evaluator is made") {
+    CommandEvaluatorOptions unknown = FakeOptions();
+    unknown.run.push_back("{sauce}");
+    auto refused = MakeCommandEvaluator(ExampleTask(), unknown);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().IsInvalidArgument());
+    CHECK_MESSAGE(Contains(refused.error().message(), "evaluator.run[5]: unknown placeholder {sauce}"),
+                  refused.error().message());
+
+    CommandEvaluatorOptions missing = FakeOptions();
+    missing.run[0] = "no-such-harness-xyz";
+    refused = MakeCommandEvaluator(ExampleTask(), missing);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK_MESSAGE(Contains(refused.error().message(), "evaluator.run[0]"), refused.error().message());
+
+    CommandEvaluatorOptions silent = FakeOptions();
+    silent.run = {"true"};  // answers nothing, even for the reference
+    refused = MakeCommandEvaluator(ExampleTask(), silent);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK_MESSAGE(Contains(refused.error().message(), "cannot measure the reference reference.c: rejected: protocol violation"),
+                  refused.error().message());
+
+    CommandEvaluatorOptions none = FakeOptions();
+    none.run.clear();
+    CHECK_FALSE(MakeCommandEvaluator(ExampleTask(), none).has_value());
+  }
+}
+
+}  // namespace
+}  // namespace kestrel
