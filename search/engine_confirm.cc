@@ -163,73 +163,87 @@ bool Engine::Impl::JudgeLocked(const Event& event) {
 }
 
 void Engine::Impl::FinalConfirmation() {
-  std::vector<Job> jobs;
-  {
-    std::lock_guard lock(mutex_);
-    if (config_.confirm.top <= 0 || config_.confirm.rounds <= 0) return;
-    if (stop_reason_ && (*stop_reason_ == "signal" || stop_reason_->rfind("error:", 0) == 0)) return;
-    if (summary_.evaluations == 0) return;  // nothing new since the last confirmation
-    std::vector<NodeId> top = graph_.Best(static_cast<std::size_t>(config_.confirm.top));
-    if (incumbent_ != 0 && std::find(top.begin(), top.end(), incumbent_) == top.end()) top.push_back(incumbent_);
-    for (const NodeId node : top) jobs.push_back(JobFor(node));
-  }
-  if (jobs.empty()) return;
-  progress_.Event(fmt::format("kestrel: confirming the top {} ({} re-measurements each)", jobs.size(),
-                              config_.confirm.rounds));
-  std::vector<Job> built;
-  for (Job& job : jobs) {
-    job.build = evaluator_.Build(job.candidate);
-    if (job.build.ok) built.push_back(std::move(job));
-  }
-  std::vector<std::pair<NodeId, Measurement>> measurements;
-  for (int round = 0; round < config_.confirm.rounds; ++round) {
-    for (const Job& job : built) {
-      {
-        std::lock_guard lock(mutex_);
-        if (stop_reason_ && *stop_reason_ == "signal") return;  // interrupted: nothing half-judged is stored
+  // Re-measuring the top candidates lowers the lucky ones' medians, which can
+  // lift a node measured once into the top: it is re-measured in turn, until
+  // the top `confirm.top` are all confirmed (a few passes at most).
+  constexpr int kMaxPasses = 3;
+  std::set<NodeId> done;
+  std::set<NodeId> unstable;
+  std::map<NodeId, double> all_medians;
+  for (int pass = 0; pass < kMaxPasses; ++pass) {
+    std::vector<Job> jobs;
+    {
+      std::lock_guard lock(mutex_);
+      if (config_.confirm.top <= 0 || config_.confirm.rounds <= 0) return;
+      if (stop_reason_ && (*stop_reason_ == "signal" || stop_reason_->rfind("error:", 0) == 0)) return;
+      if (summary_.evaluations == 0) return;  // nothing new since the last confirmation
+      std::vector<NodeId> top = graph_.Best(static_cast<std::size_t>(config_.confirm.top) + unstable.size());
+      if (pass == 0 && incumbent_ != 0 && std::find(top.begin(), top.end(), incumbent_) == top.end()) {
+        top.push_back(incumbent_);
       }
-      measurements.emplace_back(job.node, evaluator_.Measure(job.candidate, job.build));
+      for (const NodeId node : top) {
+        if (done.insert(node).second) jobs.push_back(JobFor(node));
+      }
+    }
+    if (jobs.empty()) break;
+    progress_.Event(fmt::format("kestrel: confirming {} {} ({} re-measurements each)", pass == 0 ? "the top" : "another",
+                                jobs.size(), config_.confirm.rounds));
+    std::vector<Job> built;
+    for (Job& job : jobs) {
+      job.build = evaluator_.Build(job.candidate);
+      if (job.build.ok) built.push_back(std::move(job));
+    }
+    std::vector<std::pair<NodeId, Measurement>> measurements;
+    for (int round = 0; round < config_.confirm.rounds; ++round) {
+      for (const Job& job : built) {
+        {
+          std::lock_guard lock(mutex_);
+          if (stop_reason_ && *stop_reason_ == "signal") return;  // interrupted: nothing half-judged is stored
+        }
+        measurements.emplace_back(job.node, evaluator_.Measure(job.candidate, job.build));
+      }
+    }
+    std::lock_guard lock(mutex_);
+    std::vector<ConfirmationRecord> records;
+    for (const Job& job : built) {
+      const std::vector<double> speedups = Speedups(job.node, graph_.Node(job.node).speedup, measurements);
+      if (speedups.empty()) continue;
+      const auto failed = std::count_if(measurements.begin(), measurements.end(), [&job](const auto& entry) {
+        return entry.first == job.node && entry.second.outcome != Outcome::kMeasured;
+      });
+      ConfirmationRecord record;
+      record.run_id = options_.run_id;
+      record.host_id = options_.host_id;
+      record.node_id = job.node;
+      // A kernel that fails a re-measurement (wrong once, crashed once) is not
+      // trusted as the best, however fast it was.
+      record.verdict = failed > 0 ? "unstable" : "final";
+      record.node_median = Median(speedups);
+      record.noise = Noise(speedups);
+      record.samples = static_cast<int>(speedups.size());
+      records.push_back(record);
+      if (failed > 0) unstable.insert(job.node);
+    }
+    const auto medians = StoreRoundLocked(records, measurements);
+    if (!medians) return;
+    for (const auto& [node, median] : *medians) all_medians[node] = median;
+    for (const ConfirmationRecord& record : records) {
+      const auto median = medians->find(record.node_id);
+      progress_.Event(fmt::format("kestrel: node {}: {:.2f}x (median of all its results; this round spread {:.1f}%){}",
+                                  record.node_id, median == medians->end() ? record.node_median : median->second,
+                                  100.0 * record.noise,
+                                  record.verdict == "unstable" ? ", UNSTABLE: a re-measurement failed" : ""));
     }
   }
   std::lock_guard lock(mutex_);
-  std::vector<ConfirmationRecord> records;
-  std::set<NodeId> unstable;
-  for (const Job& job : built) {
-    const std::vector<double> speedups = Speedups(job.node, graph_.Node(job.node).speedup, measurements);
-    if (speedups.empty()) continue;
-    const auto failed = std::count_if(measurements.begin(), measurements.end(), [&job](const auto& entry) {
-      return entry.first == job.node && entry.second.outcome != Outcome::kMeasured;
-    });
-    ConfirmationRecord record;
-    record.run_id = options_.run_id;
-    record.host_id = options_.host_id;
-    record.node_id = job.node;
-    // A kernel that fails a re-measurement (wrong once, crashed once) is not
-    // trusted as the best, however fast it was.
-    record.verdict = failed > 0 ? "unstable" : "final";
-    record.node_median = Median(speedups);
-    record.noise = Noise(speedups);
-    record.samples = static_cast<int>(speedups.size());
-    records.push_back(record);
-    if (failed > 0) unstable.insert(job.node);
-  }
-  const auto medians = StoreRoundLocked(records, measurements);
-  if (!medians) return;
   // The best is the highest median over all of a node's results, unstable nodes aside.
   NodeId best = 0;
   double best_median = 0.0;
-  for (const auto& [node, median] : *medians) {
+  for (const auto& [node, median] : all_medians) {
     if (!unstable.contains(node) && median > best_median) {
       best = node;
       best_median = median;
     }
-  }
-  for (const ConfirmationRecord& record : records) {
-    const auto median = medians->find(record.node_id);
-    progress_.Event(fmt::format("kestrel: node {}: {:.2f}x (median of all its results; this round spread {:.1f}%){}",
-                                record.node_id, median == medians->end() ? record.node_median : median->second,
-                                100.0 * record.noise,
-                                record.verdict == "unstable" ? ", UNSTABLE: a re-measurement failed" : ""));
   }
   if (best != incumbent_ && best != 0) {
     incumbent_ = best;
