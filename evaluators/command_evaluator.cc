@@ -1,3 +1,4 @@
+#include "evaluators/verdict.h"
 #include "evaluators/command_evaluator.h"
 
 #include <stdlib.h>
@@ -28,30 +29,6 @@ using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kAnswerLimitBytes = 256 * 1024 * 1024;
-
-double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-Measurement Verdict(Outcome outcome, std::string reason, std::string log) {
-  Measurement measurement;
-  measurement.outcome = outcome;
-  measurement.reason = std::move(reason);
-  measurement.log = std::move(log);
-  return measurement;
-}
-
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
-
-std::string MakeNonce() {
-  std::random_device random;
-  char text[33];
-  std::snprintf(text, sizeof text, "%08x%08x%08x%08x", static_cast<unsigned>(random()), static_cast<unsigned>(random()),
-                static_cast<unsigned>(random()), static_cast<unsigned>(random()));
-  return text;
-}
 
 // The placeholder names inside `text`, or the first malformed one.
 Status CheckPlaceholders(const std::string& text, const std::string& field) {

@@ -1,3 +1,4 @@
+#include "evaluators/verdict.h"
 #include "evaluators/cpu_evaluator.h"
 
 #include <stdlib.h>
@@ -18,24 +19,6 @@ namespace kestrel {
 namespace {
 
 constexpr std::size_t kMaxMismatches = 10;
-
-double Since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-Measurement Verdict(Outcome outcome, std::string reason, std::string log) {
-  Measurement measurement;
-  measurement.outcome = outcome;
-  measurement.reason = std::move(reason);
-  measurement.log = std::move(log);
-  return measurement;
-}
-
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
 
 Result<std::filesystem::path> MakeTempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "kestrel-eval-XXXXXX").string();

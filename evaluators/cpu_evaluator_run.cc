@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "evaluators/verdict.h"
 #include "evaluators/compare.h"
 #include "evaluators/cpu_evaluator.h"
 #include "evaluators/subprocess.h"
@@ -19,19 +20,6 @@ namespace {
 constexpr std::uint64_t kRunnerMemoryBytes = 16ULL << 30;  // RLIMIT_AS, capped by 3/4 of RAM
 constexpr std::uint64_t kRunnerFileBytes = 1ULL << 30;     // RLIMIT_FSIZE, raised for big outputs
 constexpr double kCpuSlackSeconds = 5;
-
-// 128 random bits, hex: the runner must echo it, so a result that does not
-// come from this run of the runner is recognised.
-std::string MakeNonce() {
-  std::random_device random;
-  std::string nonce;
-  char part[9];
-  for (int i = 0; i < 4; ++i) {
-    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(random()));
-    nonce += part;
-  }
-  return nonce;
-}
 
 Measurement Failure(Outcome outcome, std::string reason, std::string log) {
   Measurement measurement;

@@ -7,6 +7,7 @@
 // Work dir layout: builds/<identity>/{kernel.cu,shim.cu,kernel.so},
 // reference/{kernel.so,outputs.bin,timed_outputs.bin}, evals/<n>/.
 
+#include "evaluators/verdict.h"
 #include "evaluators/cuda_evaluator.h"
 
 #include <signal.h>
@@ -35,35 +36,6 @@ namespace {
 constexpr std::size_t kMaxMismatches = 10;
 constexpr std::uint64_t kRunnerFileBytes = 1ULL << 30;
 constexpr double kCpuSlackSeconds = 5;
-
-double Since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-Measurement Verdict(Outcome outcome, std::string reason, std::string log) {
-  Measurement measurement;
-  measurement.outcome = outcome;
-  measurement.reason = std::move(reason);
-  measurement.log = std::move(log);
-  return measurement;
-}
-
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
-
-std::string MakeNonce() {
-  std::random_device random;
-  std::string nonce;
-  char part[9];
-  for (int i = 0; i < 4; ++i) {
-    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(random()));
-    nonce += part;
-  }
-  return nonce;
-}
 
 std::string CheckOrder(const JobResult& result, std::size_t shapes, int sets) {
   if (result.checks.size() != shapes * static_cast<std::size_t>(sets)) return "wrong number of checks";
