@@ -166,7 +166,8 @@ Result<Calibration> CachedCalibration(const std::string& compiler, int threads, 
 }
 
 Result<Calibration> MeasureCalibration(const std::string& compiler, int threads, const HostInfo& host,
-                                       const std::filesystem::path& work_dir) {
+                                       const std::filesystem::path& work_dir, const SlurmOptions* slurm,
+                                       double slurm_limit_s) {
   const auto start = std::chrono::steady_clock::now();
   std::error_code error;
   std::filesystem::create_directories(work_dir, error);
@@ -195,7 +196,9 @@ Result<Calibration> MeasureCalibration(const std::string& compiler, int threads,
               std::to_string(host.l2_bytes > 0 ? host.l2_bytes : 1 << 20),
               std::to_string(host.l3_bytes > 0 ? host.l3_bytes : 8 << 20)};
   run.timeout_s = 120;
-  auto ran = RunSubprocess(run);
+  run.cwd = work_dir;
+  auto ran = slurm != nullptr && slurm->enabled ? RunAsSlurmJob(*slurm, run, "calibration", slurm_limit_s)
+                                                : RunSubprocess(run);
   if (!ran) return Fail(ran.error().WithContext("calibration"));
   if (!ran->Succeeded()) return Fail(Error::Io("calibration program: " + ran->Describe(run.timeout_s)));
   Calibration calibration;

@@ -12,13 +12,18 @@
 #include "core/error.h"
 #include "core/host.h"
 #include "core/roofline.h"
+#include "evaluators/slurm_job.h"
 
 namespace kestrel {
 
 // `work_dir` receives the program's source and binary. A compiler or run
 // failure, or output that is not the expected JSON, is an Error saying so.
+// With an enabled `slurm` executor the program is compiled here and run as a
+// Slurm job (work_dir must then be under its shared_dir): the compute
+// node's figures, for a `host` probed on a node.
 Result<Calibration> MeasureCalibration(const std::string& compiler, int threads, const HostInfo& host,
-                                       const std::filesystem::path& work_dir);
+                                       const std::filesystem::path& work_dir, const SlurmOptions* slurm = nullptr,
+                                       double slurm_limit_s = 0);
 
 // For `kestrel eval` without a database: the calibration kept in the user's
 // cache ($XDG_CACHE_HOME/kestrel or ~/.cache/kestrel, one file per host and

@@ -119,26 +119,14 @@ Status CommandEvaluator::Prepare() {
     }
   }
   if (options_.slurm.enabled) {
-    if (auto limit = ParseSlurmTime(options_.slurm.time_limit); !limit) {
-      return Fail(limit.error());
-    } else {
-      slurm_limit_s_ = *limit;
-    }
-    if (options_.slurm.shared_dir.empty()) {
-      return Fail(Error::InvalidArgument("executor.shared_dir: expected a folder the compute nodes share with this host"));
-    }
-    std::filesystem::create_directories(options_.slurm.shared_dir);
-    if (auto sbatch = FindProgram("sbatch"); !sbatch) {
-      return Fail(Error::InvalidArgument("executor (slurm): " + sbatch.error().message() +
-                                         "; install slurm-client, or use the local executor"));
-    }
+    auto limit = CheckSlurmOptions(options_.slurm);
+    if (!limit) return Fail(limit.error());
+    slurm_limit_s_ = *limit;
   }
   if (options_.work_dir.empty()) {
-    const auto parent = options_.slurm.enabled ? std::filesystem::absolute(options_.slurm.shared_dir)
-                                               : std::filesystem::temp_directory_path();
-    std::string pattern = (parent / "kestrel-command-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) return Fail(Error::Io("cannot create a directory like " + pattern));
-    work_dir_ = pattern;
+    auto made = MakeScratchDir(options_.slurm, "kestrel-command");
+    if (!made) return Fail(made.error());
+    work_dir_ = *made;
     owns_work_dir_ = true;
   } else {
     work_dir_ = std::filesystem::absolute(options_.work_dir);

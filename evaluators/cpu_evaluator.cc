@@ -20,12 +20,6 @@ namespace {
 
 constexpr std::size_t kMaxMismatches = 10;
 
-Result<std::filesystem::path> MakeTempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "kestrel-eval-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) return Fail(Error::Io("cannot create a directory like " + pattern));
-  return std::filesystem::path(pattern);
-}
-
 // The checks of an outputs run, in (shape, set) order, or the reason they
 // break the protocol.
 std::string CheckOrder(const JobResult& result, std::size_t shapes, int sets) {
@@ -84,8 +78,13 @@ Status CpuEvaluator::Prepare() {
     if (!found) return Fail(found.error());
     runner_ = *found;
   }
+  if (options_.slurm.enabled) {
+    auto limit = CheckSlurmOptions(options_.slurm);
+    if (!limit) return Fail(limit.error());
+    slurm_limit_s_ = *limit;
+  }
   if (options_.work_dir.empty()) {
-    auto made = MakeTempDir();
+    auto made = MakeScratchDir(options_.slurm, "kestrel-eval");
     if (!made) return Fail(made.error());
     work_dir_ = *made;
     owns_work_dir_ = true;
@@ -96,8 +95,15 @@ Status CpuEvaluator::Prepare() {
   auto version = CompilerVersion(options_.compiler);
   if (!version) return Fail(Error::InvalidArgument("compiler '" + options_.compiler + "': " + version.error().message()));
   toolchain_ = *version;
-  host_ = DetectHost();
   sandbox_ = DetectSandbox(work_dir_);
+  if (options_.slurm.enabled) {
+    // The measurements are taken on a compute node: its host, not this one.
+    auto node = ProbeHost(Process(work_dir_ / "host"), work_dir_ / "host");
+    if (!node) return Fail(node.error().WithContext("executor (slurm): cannot run a job on a compute node"));
+    host_ = std::move(*node);
+  } else {
+    host_ = DetectHost();
+  }
 
   auto all = LayoutShapes(task_, false);
   if (!all) return Fail(all.error());
@@ -408,7 +414,8 @@ void CpuEvaluator::SetCalibration(const Calibration& calibration) {
 }
 
 Result<Calibration> CpuEvaluator::Calibrate() {
-  return MeasureCalibration(options_.compiler, options_.threads, host_, work_dir_ / "calibration");
+  return MeasureCalibration(options_.compiler, options_.threads, host_, work_dir_ / "calibration", &options_.slurm,
+                            slurm_limit_s_);
 }
 
 Result<std::unique_ptr<Evaluator>> MakeCpuEvaluator(const Task& task, const CpuEvaluatorOptions& options) {

@@ -38,6 +38,7 @@
 
 #include "evaluators/evaluator.h"
 #include "evaluators/job.h"
+#include "evaluators/runner_job.h"
 #include "evaluators/sandbox.h"
 
 namespace kestrel {
@@ -57,13 +58,6 @@ class CpuEvaluator final : public Evaluator {
   void SetCalibration(const Calibration& calibration) override;
 
  private:
-  // One run of the runner: the parsed result, or the Measurement that ends
-  // the evaluation (timed_out, crashed, rejected).
-  struct JobRun {
-    std::optional<Measurement> failure;
-    JobResult result;
-    std::string log;  // the runner's output, trimmed
-  };
   struct BuildSlot {
     std::mutex mutex;
     std::optional<BuildResult> result;
@@ -93,6 +87,9 @@ class CpuEvaluator final : public Evaluator {
   // of the first shape above kImplausibleFraction, or -1.
   int FillRooflineFractions(Measurement& measured) const;
   Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
+  // The runner's command line (sandboxed in `dir`), environment and limits.
+  RunnerProcess Process(const std::filesystem::path& dir) const;
+  // One run of the runner (here, or as a Slurm job): runner_job.h.
   JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const;
   std::filesystem::path NewEvalDir();
 
@@ -113,6 +110,7 @@ class CpuEvaluator final : public Evaluator {
   std::filesystem::path reference_outputs_;
   std::filesystem::path reference_timed_outputs_;  // empty: no re-check of timed outputs
   SandboxReport sandbox_;
+  double slurm_limit_s_ = 0;  // options_.slurm.time_limit in seconds
 
   std::mutex builds_mutex_;
   std::map<std::string, std::shared_ptr<BuildSlot>> builds_;  // by identity; guarded by builds_mutex_

@@ -12,6 +12,7 @@
 #include "evaluators/verdict.h"
 #include "evaluators/compare.h"
 #include "evaluators/cpu_evaluator.h"
+#include "evaluators/runner_job.h"
 #include "evaluators/subprocess.h"
 
 namespace kestrel {
@@ -20,14 +21,6 @@ namespace {
 constexpr std::uint64_t kRunnerMemoryBytes = 16ULL << 30;  // RLIMIT_AS, capped by 3/4 of RAM
 constexpr std::uint64_t kRunnerFileBytes = 1ULL << 30;     // RLIMIT_FSIZE, raised for big outputs
 constexpr double kCpuSlackSeconds = 5;
-
-Measurement Failure(Outcome outcome, std::string reason, std::string log) {
-  Measurement measurement;
-  measurement.outcome = outcome;
-  measurement.reason = std::move(reason);
-  measurement.log = std::move(log);
-  return measurement;
-}
 
 // The layout of a time job's timed outputs: its shapes, one set per buffer set.
 Job TimedLayout(const Job& time) {
@@ -104,85 +97,36 @@ Measurement CpuEvaluator::RecheckTimedOutputs(const Job& time, std::string log) 
       CompareOutputs(TimedLayout(time), reference_timed_outputs_, time.timed_output_file, task_.tolerance, 10);
   if (!comparison) {
     const bool protocol = comparison.error().code() == ErrorCode::kCorruption;
-    return Failure(Outcome::kRejected,
+    return Verdict(Outcome::kRejected,
                    (protocol ? "runner protocol violation: " : "evaluator error: ") + comparison.error().message(),
                    log);
   }
-  if (comparison->ok) return Failure(Outcome::kMeasured, "", "");
-  Measurement wrong = Failure(Outcome::kWrong, "outputs produced while timing differ: " + comparison->reason,
+  if (comparison->ok) return Verdict(Outcome::kMeasured, "", "");
+  Measurement wrong = Verdict(Outcome::kWrong, "outputs produced while timing differ: " + comparison->reason,
                               comparison->details + log);
   wrong.mismatches = std::move(comparison->worst);
   return wrong;
 }
 
-CpuEvaluator::JobRun CpuEvaluator::RunJob(const Job& job, const std::filesystem::path& dir,
-                                          const std::string& phase) const {
-  JobRun run;
-  Job sent = job;
-  sent.nonce = MakeNonce();
-  const auto job_file = dir / (job.mode + ".json");
-  {
-    std::ofstream out(job_file, std::ios::binary | std::ios::trunc);
-    out << JobToJson(sent);
-    if (!out.flush()) {
-      run.failure = Failure(Outcome::kRejected, "evaluator error: cannot write " + job_file.string(), "");
-      return run;
-    }
-  }
-
-  std::uint64_t output_bytes = 0;
-  if (job.mode == "outputs") {
-    const auto segments = OutputSegments(job);
-    if (!segments.empty()) output_bytes = segments.back().offset + segments.back().bytes;
-  }
+RunnerProcess CpuEvaluator::Process(const std::filesystem::path& dir) const {
   const std::string threads = std::to_string(std::max(1, options_.threads));
-  SubprocessOptions options;
-  options.argv = SandboxedArgv(sandbox_, dir, {runner_.string(), job_file.string()});
-  options.env = EnvironmentWith(
-      {"OMP_NUM_THREADS=" + threads, "MKL_NUM_THREADS=" + threads, "OPENBLAS_NUM_THREADS=" + threads});
-  options.cwd = dir;
-  options.timeout_s = options_.run_timeout_s;
-  options.cpu_limit_s = options_.run_timeout_s * std::max(1, options_.threads) + kCpuSlackSeconds;
-  options.memory_limit_bytes =
+  RunnerProcess process;
+  process.argv = SandboxedArgv(sandbox_, dir, {runner_.string()});
+  process.env = {"OMP_NUM_THREADS=" + threads, "MKL_NUM_THREADS=" + threads, "OPENBLAS_NUM_THREADS=" + threads};
+  process.timeout_s = options_.run_timeout_s;
+  process.cpu_limit_s = options_.run_timeout_s * std::max(1, options_.threads) + kCpuSlackSeconds;
+  process.memory_limit_bytes =
       host_.memory_bytes > 0 ? std::min(kRunnerMemoryBytes, static_cast<std::uint64_t>(host_.memory_bytes) / 4 * 3)
                              : kRunnerMemoryBytes;
-  options.file_size_limit_bytes = std::max(kRunnerFileBytes, 2 * output_bytes);
-  options.result_pipe = true;
+  process.file_size_limit_bytes = kRunnerFileBytes;
+  process.bwrap = sandbox_.bwrap;
+  process.slurm = &options_.slurm;
+  process.slurm_limit_s = slurm_limit_s_;
+  return process;
+}
 
-  auto ran = RunSubprocess(options);
-  if (!ran) {
-    run.failure = Failure(Outcome::kRejected, "evaluator error: cannot start kestrel-runner: " + ran.error().message(), "");
-    return run;
-  }
-  run.log = ran->log;
-  const std::string log = run.log.empty() ? "" : "runner output (" + phase + "):\n" + run.log;
-  const std::string while_phase = " while " + phase;
-  // Under bwrap, the runner's death by signal N reads as bwrap's exit 128 + N.
-  const int signal = ran->signal != 0 ? ran->signal : sandbox_.bwrap ? SignalFromBwrapExit(ran->exit_code) : 0;
-  if (ran->timed_out) {
-    run.failure = Failure(Outcome::kTimedOut, ran->Describe(options_.run_timeout_s) + while_phase, log);
-  } else if (signal == SIGXCPU) {
-    run.failure = Failure(Outcome::kTimedOut, "exceeded its CPU-time limit" + while_phase, log);
-  } else if (signal == SIGSYS) {
-    run.failure = Failure(Outcome::kRejected, SandboxViolation(ran->log) + while_phase, log);
-  } else if (signal != 0) {
-    run.failure = Failure(Outcome::kCrashed, "killed by " + SignalName(signal) + while_phase, log);
-  } else if (ran->exit_code != 0) {
-    run.failure = Failure(Outcome::kCrashed, ran->Describe(0) + while_phase, log);
-  } else if (ran->result.empty()) {
-    run.failure = Failure(Outcome::kCrashed, "ended the runner before it reported a result" + while_phase, log);
-  } else if (ran->result_truncated) {
-    run.failure = Failure(Outcome::kRejected, "runner protocol violation: oversized result" + while_phase, log);
-  } else if (auto parsed = ParseJobResult(ran->result); !parsed) {
-    run.failure = Failure(Outcome::kRejected, "runner protocol violation: " + parsed.error().message(), log);
-  } else if (parsed->nonce != sent.nonce) {
-    run.failure = Failure(Outcome::kRejected, "runner protocol violation: bad nonce" + while_phase, log);
-  } else if (!parsed->error.empty()) {
-    run.failure = Failure(Outcome::kCrashed, "runner: " + parsed->error, log);
-  } else {
-    run.result = std::move(*parsed);
-  }
-  return run;
+JobRun CpuEvaluator::RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const {
+  return RunRunnerJob(Process(dir), job, dir, phase);
 }
 
 }  // namespace kestrel

@@ -12,6 +12,7 @@
 
 #include "evaluators/compiler.h"
 #include "evaluators/cuda_evaluator.h"
+#include "evaluators/job.h"
 #include "evaluators/shim.h"
 #include "evaluators/subprocess.h"
 
@@ -181,14 +182,18 @@ CudaDeviceReport DetectCuda(const std::string& nvcc_name) {
   return report;
 }
 
-CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner) {
+CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const SlurmOptions* slurm,
+                                  double slurm_limit_s, const std::filesystem::path& dir) {
   CudaDeviceReport report;
+  report.host = DetectHost();
   try {
     SubprocessOptions probe;
     probe.argv = {runner.string(), "--probe"};
     probe.timeout_s = 60;
     probe.result_pipe = true;
-    auto ran = RunSubprocess(probe);
+    probe.cwd = dir;
+    const bool on_slurm = slurm != nullptr && slurm->enabled;
+    auto ran = on_slurm ? RunAsSlurmJob(*slurm, probe, "probe", slurm_limit_s) : RunSubprocess(probe);
     if (!ran) {
       report.detail = "no CUDA device: cannot run " + runner.string() + ": " + ran.error().message();
       return report;
@@ -202,6 +207,10 @@ CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner) {
     report.devices = parsed.value("devices", 0);
     report.detail = parsed.value("detail", std::string());
     report.l2_bytes = parsed.value("l2_bytes", std::int64_t{0});
+    if (parsed.contains("host")) {
+      if (auto host = ParseHost(parsed["host"].dump()); host) report.host = std::move(*host);
+    }
+    if (on_slurm && !ran->job.empty()) report.detail += " (" + ran->job + ")";
   } catch (const std::exception& e) {
     report.detail = std::string("no CUDA device: cannot probe: ") + e.what();
   }

@@ -27,6 +27,7 @@
 #include "evaluators/compare.h"
 #include "evaluators/compiler.h"
 #include "evaluators/job.h"
+#include "evaluators/runner_job.h"
 #include "evaluators/subprocess.h"
 #include "evaluators/task_layout.h"
 
@@ -91,11 +92,6 @@ class CudaEvaluator final : public Evaluator {
   const HostInfo& Host() const override { return host_; }
 
  private:
-  struct JobRun {
-    std::optional<Measurement> failure;
-    JobResult result;
-    std::string log;
-  };
   struct BuildSlot {
     std::mutex mutex;
     std::optional<BuildResult> result;
@@ -118,6 +114,7 @@ class CudaEvaluator final : public Evaluator {
   std::string toolchain_;
   HostInfo host_;
   std::int64_t l2_bytes_ = 0;
+  double slurm_limit_s_ = 0;  // options_.slurm.time_limit in seconds
   std::vector<JobShape> all_shapes_;
   std::vector<JobShape> timed_shapes_;
   BuildResult reference_build_;
@@ -147,24 +144,30 @@ Status CudaEvaluator::Prepare() {
   if (!ran->Succeeded()) return Fail(Error::InvalidArgument("nvcc '" + options_.nvcc + "' --version " + ran->Describe(30)));
   toolchain_ = "nvcc " + LastLine(ran->log) + " -arch=" + options_.arch;
 
-  const CudaDeviceReport devices = ProbeCudaDevices(runner_);
-  if (devices.devices <= 0) {
-    return Fail(Error::Unsupported(context + ": no CUDA device found (" + devices.detail +
-                                   "); the cuda evaluator needs an NVIDIA GPU and its driver"));
+  if (options_.slurm.enabled) {
+    auto limit = CheckSlurmOptions(options_.slurm);
+    if (!limit) return Fail(limit.error());
+    slurm_limit_s_ = *limit;
   }
-  l2_bytes_ = devices.l2_bytes;
-  host_ = DetectHost();
-  host_.cpu_model += " + " + devices.detail;
-
   if (options_.work_dir.empty()) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kestrel-cuda-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) return Fail(Error::Io("cannot create a directory like " + pattern));
-    work_dir_ = pattern;
+    auto made = MakeScratchDir(options_.slurm, "kestrel-cuda");
+    if (!made) return Fail(made.error());
+    work_dir_ = *made;
     owns_work_dir_ = true;
   } else {
     work_dir_ = std::filesystem::absolute(options_.work_dir);
     std::filesystem::create_directories(work_dir_);
   }
+  std::filesystem::create_directories(work_dir_ / "probe");
+  // Under Slurm the probe is a job: the devices and host of a compute node.
+  const CudaDeviceReport devices = ProbeCudaDevices(runner_, &options_.slurm, slurm_limit_s_, work_dir_ / "probe");
+  if (devices.devices <= 0) {
+    return Fail(Error::Unsupported(context + ": no CUDA device found (" + devices.detail +
+                                   "); the cuda evaluator needs an NVIDIA GPU and its driver"));
+  }
+  l2_bytes_ = devices.l2_bytes;
+  host_ = devices.host;
+  host_.cpu_model += " + " + devices.detail.substr(0, devices.detail.find(" (Slurm job"));
 
   auto all = LayoutShapes(task_, false);
   if (!all) return Fail(all.error());
@@ -386,63 +389,17 @@ Job CudaEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem:
   return job;
 }
 
-CudaEvaluator::JobRun CudaEvaluator::RunJob(const Job& job, const std::filesystem::path& dir,
-                                            const std::string& phase) const {
-  JobRun run;
-  Job sent = job;
-  sent.nonce = MakeNonce();
-  const auto job_file = dir / (job.mode + ".json");
-  {
-    std::ofstream out(job_file, std::ios::binary | std::ios::trunc);
-    out << JobToJson(sent);
-    if (!out.flush()) {
-      run.failure = Verdict(Outcome::kRejected, "evaluator error: cannot write " + job_file.string(), "");
-      return run;
-    }
-  }
-  std::uint64_t output_bytes = 0;
-  if (job.mode == "outputs") {
-    const auto segments = OutputSegments(job);
-    if (!segments.empty()) output_bytes = segments.back().offset + segments.back().bytes;
-  }
-  SubprocessOptions options;
-  options.argv = {runner_.string(), job_file.string()};
-  options.cwd = dir;
-  options.timeout_s = options_.run_timeout_s;
-  options.cpu_limit_s = options_.run_timeout_s * 2 + kCpuSlackSeconds;  // the driver runs threads of its own
-  options.file_size_limit_bytes = std::max(kRunnerFileBytes, 2 * output_bytes);
-  options.result_pipe = true;  // no RLIMIT_AS: the CUDA driver maps the GPU's memory into the address space
-
-  auto ran = RunSubprocess(options);
-  if (!ran) {
-    run.failure = Verdict(Outcome::kRejected, "evaluator error: cannot start kestrel-cuda-runner: " + ran.error().message(), "");
-    return run;
-  }
-  run.log = ran->log;
-  const std::string log = run.log.empty() ? "" : "runner output (" + phase + "):\n" + run.log;
-  const std::string while_phase = " while " + phase;
-  std::optional<JobResult> parsed;
-  if (!ran->result.empty() && !ran->result_truncated) {
-    if (auto result = ParseJobResult(ran->result); result && result->nonce == sent.nonce) parsed = std::move(*result);
-  }
-  if (ran->timed_out) {
-    run.failure = Verdict(Outcome::kTimedOut, ran->Describe(options_.run_timeout_s) + while_phase, log);
-  } else if (ran->signal == SIGXCPU) {
-    run.failure = Verdict(Outcome::kTimedOut, "exceeded its CPU-time limit" + while_phase, log);
-  } else if (ran->signal != 0) {
-    run.failure = Verdict(Outcome::kCrashed, "killed by " + SignalName(ran->signal) + while_phase, log);
-  } else if (parsed && !parsed->error.empty()) {  // e.g. "no CUDA device: ..." (exit 3), a CUDA error
-    run.failure = Verdict(Outcome::kCrashed, "runner: " + parsed->error, log);
-  } else if (ran->exit_code != 0) {
-    run.failure = Verdict(Outcome::kCrashed, ran->Describe(0) + while_phase, log);
-  } else if (ran->result.empty()) {
-    run.failure = Verdict(Outcome::kCrashed, "ended the runner before it reported a result" + while_phase, log);
-  } else if (!parsed) {
-    run.failure = Verdict(Outcome::kRejected, "runner protocol violation: bad or oversized result" + while_phase, log);
-  } else {
-    run.result = std::move(*parsed);
-  }
-  return run;
+JobRun CudaEvaluator::RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const {
+  RunnerProcess process;
+  process.name = "kestrel-cuda-runner";
+  process.argv = {runner_.string()};
+  process.timeout_s = options_.run_timeout_s;
+  process.cpu_limit_s = options_.run_timeout_s * 2 + kCpuSlackSeconds;  // the driver runs threads of its own
+  // No RLIMIT_AS: the CUDA driver maps the GPU's memory into the address space.
+  process.file_size_limit_bytes = kRunnerFileBytes;
+  process.slurm = &options_.slurm;
+  process.slurm_limit_s = slurm_limit_s_;
+  return RunRunnerJob(process, job, dir, phase);
 }
 
 }  // namespace

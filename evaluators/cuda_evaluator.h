@@ -41,6 +41,9 @@ struct CudaEvaluatorOptions {
   double run_timeout_s = 120;     // runner wall clock per invocation
   std::filesystem::path work_dir;     // scratch; default: a fresh dir under $TMPDIR
   std::filesystem::path runner_path;  // kestrel-cuda-runner; default: DefaultCudaRunnerPath()
+  // When enabled, the device probe and every runner job are Slurm jobs
+  // (docs/SLURM.md; gres "gpu:1" gives each its GPU); nvcc runs here.
+  SlurmOptions slurm;
 };
 
 // Builds the task's reference with nvcc, runs it on the GPU on every shape
@@ -57,12 +60,16 @@ struct CudaDeviceReport {
   int devices = 0;           // cudaGetDeviceCount; 0 when none or on error
   std::string detail;        // device 0's name, compute capability and L2, or why there is none
   std::int64_t l2_bytes = 0; // device 0's L2 size
+  HostInfo host;             // the machine the probe ran on (a compute node under Slurm)
 };
 // `nvcc` empty: the default of CudaEvaluatorOptions. Runs kestrel-cuda-runner
 // --probe (the engine itself never links libcudart). Never throws.
 CudaDeviceReport DetectCuda(const std::string& nvcc = "");
 // The device part of DetectCuda with a given runner (nvcc fields left empty).
-CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner);
+// With an enabled `slurm` executor the probe is a Slurm job run in `dir`
+// (under its shared_dir): a compute node's devices.
+CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const SlurmOptions* slurm = nullptr,
+                                  double slurm_limit_s = 0, const std::filesystem::path& dir = {});
 
 // The nvcc an empty CudaEvaluatorOptions::nvcc means.
 std::string DefaultNvcc();

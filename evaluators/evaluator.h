@@ -19,6 +19,7 @@
 #include "core/measurement.h"
 #include "core/roofline.h"
 #include "core/task.h"
+#include "evaluators/slurm_job.h"
 
 namespace kestrel {
 
@@ -74,8 +75,12 @@ struct CpuEvaluatorOptions {
   std::uint64_t seed = 1;         // input seed; the candidate never sees it
   double build_timeout_s = 120;   // compiler wall clock
   double run_timeout_s = 60;      // runner wall clock per invocation
-  std::filesystem::path work_dir;     // scratch; default: a fresh dir under $TMPDIR
+  std::filesystem::path work_dir;     // scratch; default: a fresh dir under $TMPDIR (or slurm.shared_dir)
   std::filesystem::path runner_path;  // kestrel-runner; default: next to the executable
+  // When enabled, every runner job (the reference's, each candidate's, the
+  // baseline's) and the host probe are Slurm jobs (docs/SLURM.md); the work
+  // dir is made under slurm.shared_dir, which the nodes must see.
+  SlurmOptions slurm;
 };
 
 // Builds the task's reference, computes its outputs on every shape and input

@@ -226,4 +226,30 @@ Result<JobResult> ParseJobResult(const std::string& text) {
   }
 }
 
+std::string HostToJson(const HostInfo& host) {
+  return json{{"name", host.name},         {"cpu_model", host.cpu_model}, {"cores", host.cores},
+              {"isa", host.isa},           {"l1d_bytes", host.l1d_bytes}, {"l2_bytes", host.l2_bytes},
+              {"l3_bytes", host.l3_bytes}, {"memory_bytes", host.memory_bytes}, {"os", host.os}}
+      .dump();
+}
+
+Result<HostInfo> ParseHost(const std::string& text) {
+  try {
+    const json in = json::parse(text);
+    HostInfo host;
+    host.name = in.at("name").get<std::string>();
+    host.cpu_model = in.at("cpu_model").get<std::string>();
+    host.cores = in.at("cores").get<int>();
+    host.isa = in.at("isa").get<std::string>();
+    host.l1d_bytes = in.at("l1d_bytes").get<std::int64_t>();
+    host.l2_bytes = in.at("l2_bytes").get<std::int64_t>();
+    host.l3_bytes = in.at("l3_bytes").get<std::int64_t>();
+    host.memory_bytes = in.at("memory_bytes").get<std::int64_t>();
+    host.os = in.at("os").get<std::string>();
+    return host;
+  } catch (const std::exception& e) {
+    return Fail(Error::InvalidArgument(std::string("malformed host report: ") + e.what()));
+  }
+}
+
 }  // namespace kestrel

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/host.h"
 #include "core/task.h"
 
 namespace kestrel {
@@ -100,5 +101,10 @@ std::string JobToJson(const Job& job);
 Result<Job> ParseJob(const std::string& text);
 std::string JobResultToJson(const JobResult& result);
 Result<JobResult> ParseJobResult(const std::string& text);
+
+// `kestrel-runner --host` reports the machine it runs on (with the Slurm
+// executor: a compute node) as one JSON object of HostInfo's fields.
+std::string HostToJson(const HostInfo& host);
+Result<HostInfo> ParseHost(const std::string& text);
 
 }  // namespace kestrel

@@ -1,12 +1,18 @@
 #include "evaluators/slurm_job.h"
 
+#include <signal.h>
+#include <stdlib.h>
+
 #include <cctype>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <thread>
 #include <fstream>
 #include <sstream>
 
 #include "evaluators/subprocess.h"
+#include "evaluators/verdict.h"
 
 namespace kestrel {
 namespace {
@@ -43,6 +49,33 @@ std::string ReadAll(const std::filesystem::path& path) {
 }
 
 }  // namespace
+
+Result<double> CheckSlurmOptions(const SlurmOptions& options) {
+  auto limit = ParseSlurmTime(options.time_limit);
+  if (!limit) return Fail(limit.error());
+  if (options.shared_dir.empty()) {
+    return Fail(Error::InvalidArgument("executor.shared_dir: expected a folder the compute nodes share with this host"));
+  }
+  std::error_code error;
+  std::filesystem::create_directories(options.shared_dir, error);
+  if (error) {
+    return Fail(Error::InvalidArgument("executor.shared_dir: cannot create " + options.shared_dir.string() + ": " +
+                                       error.message()));
+  }
+  if (auto sbatch = FindProgram("sbatch"); !sbatch) {
+    return Fail(Error::InvalidArgument("executor (slurm): " + sbatch.error().message() +
+                                       "; install slurm-client, or use the local executor"));
+  }
+  return *limit;
+}
+
+Result<std::filesystem::path> MakeScratchDir(const SlurmOptions& options, const std::string& prefix) {
+  const auto parent = options.enabled ? std::filesystem::absolute(options.shared_dir)
+                                      : std::filesystem::temp_directory_path();
+  std::string pattern = (parent / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) return Fail(Error::Io("cannot create a directory like " + pattern));
+  return std::filesystem::path(pattern);
+}
 
 Result<double> ParseSlurmTime(const std::string& text) {
   const auto bad = [&] {
@@ -87,59 +120,180 @@ std::string ShellQuote(const std::vector<std::string>& argv) {
   return line;
 }
 
-Result<SlurmJobResult> RunSlurmJob(const SlurmOptions& options, const std::vector<std::string>& argv,
-                                   const std::filesystem::path& dir, double wall_timeout_s) {
+namespace {
+
+// sbatch --wrap=<script line>, waited for; see RunSlurmJob.
+bool Pending(const std::string& state) {
+  return state == "PENDING" || state == "CONFIGURING" || state == "RUNNING" || state == "COMPLETING" ||
+         state == "STAGE_OUT" || state == "SUSPENDED" || state == "REQUEUED" || state == "RESIZING" ||
+         state == "SIGNALING" || state == "REQUEUE_HOLD" || state == "REQUEUE_FED";
+}
+
+// sbatch --wrap=<script line>, then scontrol polled until the job's state is
+// final (sbatch --wait sleeps 2, 8, then 32 s between polls: far too coarse
+// for a job of a few seconds); see RunSlurmJob.
+Result<SlurmJobResult> RunSlurmScript(const SlurmOptions& options, const std::string& script,
+                                      const std::filesystem::path& dir, double wall_timeout_s,
+                                      const std::string& stem) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto output_file = dir / (stem + ".out");
   SubprocessOptions submit;
-  submit.argv = {"sbatch", "--wait", "--parsable", "--job-name=kestrel-eval", "--chdir=" + dir.string(),
-                 "--output=" + (dir / "slurm.out").string(), "--time=" + options.time_limit};
+  submit.argv = {"sbatch", "--parsable", "--job-name=kestrel-eval", "--chdir=" + dir.string(),
+                 "--output=" + output_file.string(), "--time=" + options.time_limit};
   if (!options.partition.empty()) submit.argv.push_back("--partition=" + options.partition);
   if (!options.gres.empty()) submit.argv.push_back("--gres=" + options.gres);
   submit.argv.insert(submit.argv.end(), options.sbatch_args.begin(), options.sbatch_args.end());
-  submit.argv.push_back("--wrap=exec " + ShellQuote(argv));
+  submit.argv.push_back("--wrap=" + script);
   submit.cwd = dir;
-  submit.timeout_s = wall_timeout_s;
+  submit.timeout_s = 60;
   auto submitted = RunSubprocess(submit);
   if (!submitted) return Fail(submitted.error());
   SlurmJobResult result;
-  result.job_id = JobId(submitted->log);
+  result.job_id = submitted->Succeeded() ? JobId(submitted->log) : "";
   result.log = submitted->log;
   if (result.job_id.empty()) return result;
-  if (submitted->timed_out) {
-    result.waited_too_long = true;
-    SubprocessOptions cancel;
-    cancel.argv = {"scancel", result.job_id};
-    cancel.timeout_s = 30;
-    (void)RunSubprocess(cancel);
-  }
+
   SubprocessOptions show;
   show.argv = {"scontrol", "show", "job", result.job_id};
   show.timeout_s = 30;
-  // sbatch --wait may return while the job is still COMPLETING (its steps
-  // being cleaned up): ask again until the state is final, for up to 30 s.
-  bool shown_once = false;
-  for (int attempt = 0; attempt < 60; ++attempt) {
+  auto pause = std::chrono::milliseconds(100);
+  for (;;) {
     auto shown = RunSubprocess(show);
-    if (!shown || !shown->Succeeded()) break;
-    shown_once = true;
-    result.state = Field(shown->log, "JobState");
-    result.exit_code = Field(shown->log, "ExitCode");
-    if (result.state != "COMPLETING" && result.state != "RUNNING" && result.state != "PENDING" &&
-        result.state != "CONFIGURING" && result.state != "STAGE_OUT" && result.state != "SUSPENDED") {
+    if (shown && shown->Succeeded()) {
+      result.state = Field(shown->log, "JobState");
+      result.exit_code = Field(shown->log, "ExitCode");
+      result.node = Field(shown->log, "NodeList");
+      result.run_time = Field(shown->log, "RunTime");
+      if (!Pending(result.state)) break;
+      if (result.state == "COMPLETING" && Field(shown->log, "Reason") == "TimeLimit") {
+        result.state = "TIMEOUT";  // still cleaning up after its time limit
+        break;
+      }
+    }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > wall_timeout_s) {
+      result.waited_too_long = true;
+      SubprocessOptions cancel;
+      cancel.argv = {"scancel", result.job_id};
+      cancel.timeout_s = 30;
+      (void)RunSubprocess(cancel);
       break;
     }
-    if (Field(shown->log, "Reason") == "TimeLimit") {
-      result.state = "TIMEOUT";  // still cleaning up after its time limit
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(1000));
   }
-  if (!shown_once && !submitted->timed_out) {
-    // The job's record is gone already (MinJobAge): sbatch --wait's status says enough.
-    result.state = submitted->Succeeded() ? "COMPLETED" : "FAILED";
-  }
-  const std::string output = ReadAll(dir / "slurm.out");
-  if (!output.empty()) result.log += "job output:\n" + output;
+  result.output = ReadAll(output_file);
+  if (!result.output.empty()) result.log += "job output:\n" + result.output;
   return result;
+}
+
+// "00:01:05" or "1-00:01:05" (scontrol's RunTime, always H:M:S) in seconds; -1 when unknown.
+double RunSeconds(const std::string& text) {
+  auto seconds = ParseSlurmTime(text);
+  return seconds ? *seconds : -1;
+}
+
+// "12:0" (status:signal) from scontrol's ExitCode.
+std::pair<int, int> ExitStatus(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return {-1, 0};
+  try {
+    return {std::stoi(text.substr(0, colon)), std::stoi(text.substr(colon + 1))};
+  } catch (const std::exception&) {
+    return {-1, 0};
+  }
+}
+
+std::string Shorten(std::string text, std::size_t limit) {
+  if (text.size() > limit) text = text.substr(0, limit / 2) + "\n[...]\n" + text.substr(text.size() - limit / 2);
+  return text;
+}
+
+constexpr int kTimeoutExit = 124;  // coreutils timeout: the command timed out
+
+}  // namespace
+
+Result<SlurmJobResult> RunSlurmJob(const SlurmOptions& options, const std::vector<std::string>& argv,
+                                   const std::filesystem::path& dir, double wall_timeout_s, const std::string& stem) {
+  return RunSlurmScript(options, "exec " + ShellQuote(argv), dir, wall_timeout_s, stem);
+}
+
+Result<SubprocessResult> RunAsSlurmJob(const SlurmOptions& options, const SubprocessOptions& process,
+                                       const std::string& stem, double slurm_limit_s) {
+  const std::filesystem::path dir = process.cwd.empty() ? std::filesystem::current_path() : process.cwd;
+  std::vector<std::string> argv{"prlimit", "--core=0"};
+  if (process.cpu_limit_s > 0) {
+    const auto seconds = static_cast<long long>(std::ceil(process.cpu_limit_s));  // as RunSubprocess: SIGXCPU, then SIGKILL
+    argv.push_back("--cpu=" + std::to_string(seconds) + ":" + std::to_string(seconds + 1));
+  }
+  if (process.memory_limit_bytes > 0) argv.push_back("--as=" + std::to_string(process.memory_limit_bytes));
+  if (process.file_size_limit_bytes > 0) argv.push_back("--fsize=" + std::to_string(process.file_size_limit_bytes));
+  argv.push_back("--");
+  if (process.timeout_s > 0) {
+    // TERM first, so that `timeout` survives to exit 124; KILL 2 s later.
+    argv.insert(argv.end(), {"timeout", "--kill-after=2", Number(process.timeout_s)});
+  }
+  std::vector<std::string> changed;
+  for (const std::string& entry : process.env) {
+    const auto equals = entry.find('=');
+    const char* now = std::getenv(entry.substr(0, equals).c_str());
+    if (equals == std::string::npos || now == nullptr || entry.substr(equals + 1) != now) changed.push_back(entry);
+  }
+  if (!changed.empty()) {
+    argv.push_back("env");
+    argv.insert(argv.end(), changed.begin(), changed.end());
+  }
+  argv.insert(argv.end(), process.argv.begin(), process.argv.end());
+  const auto result_file = dir / (stem + ".result");
+  std::error_code ignored;
+  std::filesystem::remove(result_file, ignored);
+  std::string script = "exec " + ShellQuote(argv);
+  if (process.result_pipe) script += " 3>" + ShellQuote({result_file.string()});
+
+  const auto start = std::chrono::steady_clock::now();
+  auto job = RunSlurmScript(options, script, dir, std::max(0.0, process.timeout_s) + slurm_limit_s, stem);
+  if (!job) return Fail(job.error());
+  SubprocessResult ran;
+  ran.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ran.log = Shorten(job->output, process.log_limit_bytes);
+  if (job->job_id.empty()) {
+    ran.lost = "sbatch could not submit the job: " + Shorten(job->log, 2048);
+    return ran;
+  }
+  ran.job = "Slurm job " + job->job_id + (job->node.empty() ? "" : " on " + job->node);
+  if (process.result_pipe) {
+    std::ifstream in(result_file, std::ios::binary);
+    std::string text(process.result_limit_bytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    ran.result_truncated = text.size() > process.result_limit_bytes;
+    if (ran.result_truncated) text.resize(process.result_limit_bytes);
+    ran.result = std::move(text);
+  }
+  const auto [status, signal] = ExitStatus(job->exit_code);
+  ran.exit_code = status;
+  ran.signal = signal;
+  if (job->waited_too_long) {
+    ran.lost = ran.job + " did not end within " + Number(process.timeout_s + slurm_limit_s) +
+               " s (queue and run); it was cancelled";
+  } else if (job->state == "TIMEOUT") {
+    ran.timed_out = true;
+    ran.lost = ran.job + " hit its Slurm time limit (" + options.time_limit + ")";
+  } else if (job->state == "COMPLETED" || job->state == "FAILED") {
+    const double ran_for = RunSeconds(job->run_time);
+    if (process.timeout_s > 0 &&
+        (status == kTimeoutExit || (signal == SIGKILL && ran_for >= std::floor(process.timeout_s)))) {
+      ran.timed_out = true;
+      ran.signal = SIGKILL;
+      ran.exit_code = -1;
+    }
+  } else if (job->state == "CANCELLED") {
+    ran.lost = ran.job + " was cancelled";
+  } else if (job->state == "OUT_OF_MEMORY") {
+    ran.lost = ran.job + " ran out of memory (Slurm's limit for the job)";
+  } else {
+    ran.lost = ran.job + " ended " + (job->state.empty() ? "in an unknown state" : job->state);
+  }
+  return ran;
 }
 
 }  // namespace kestrel

@@ -113,8 +113,8 @@ struct ChildSetup {
   ::_exit(127);
 }
 
-void SetLimit(int resource, rlim_t value) {
-  const struct rlimit limit = {value, value};
+void SetLimit(int resource, rlim_t value, rlim_t hard_extra = 0) {
+  const struct rlimit limit = {value, value + hard_extra};
   ::setrlimit(resource, &limit);
 }
 
@@ -141,7 +141,9 @@ void SetLimit(int resource, rlim_t value) {
     for (rlim_t fd = first_closed; fd < max_fd; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
   }
   SetLimit(RLIMIT_CORE, 0);
-  if (setup.cpu_limit_s > 0) SetLimit(RLIMIT_CPU, static_cast<rlim_t>(std::ceil(setup.cpu_limit_s)));
+  // SIGXCPU at the soft limit (a hard limit equal to it would be SIGKILL),
+  // SIGKILL a second later for a program that ignores SIGXCPU.
+  if (setup.cpu_limit_s > 0) SetLimit(RLIMIT_CPU, static_cast<rlim_t>(std::ceil(setup.cpu_limit_s)), 1);
   if (setup.memory_limit_bytes > 0) SetLimit(RLIMIT_AS, setup.memory_limit_bytes);
   if (setup.file_size_limit_bytes > 0) SetLimit(RLIMIT_FSIZE, setup.file_size_limit_bytes);
   if (setup.cwd != nullptr && ::chdir(setup.cwd) != 0) ChildFail(setup.error_fd);
@@ -178,6 +180,7 @@ ReadState ReadSome(int fd, std::string* into_string, TrimmedBuffer* into_buffer,
 }  // namespace
 
 std::string SubprocessResult::Describe(double timeout_s) const {
+  if (!lost.empty()) return lost;
   if (timed_out) {
     char limit[32];
     std::snprintf(limit, sizeof limit, "%g", timeout_s);

@@ -42,9 +42,13 @@ struct SubprocessResult {
   std::string log;          // stdout and stderr, interleaved, trimmed
   std::string result;       // what it wrote on fd 3 (result_pipe only)
   bool result_truncated = false;
+  // Set when a cluster scheduler ran the program (RunAsSlurmJob):
+  std::string job;   // "Slurm job 12 on node1"
+  std::string lost;  // non-empty: the scheduler ended the job, not the program
+                     // ("Slurm job 12 was cancelled", "... ended NODE_FAIL")
 
-  bool Succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }
-  // "exited with status 2", "killed by SIGSEGV", "timed out after 5s".
+  bool Succeeded() const { return !timed_out && signal == 0 && exit_code == 0 && lost.empty(); }
+  // "exited with status 2", "killed by SIGSEGV", "timed out after 5s", or `lost`.
   std::string Describe(double timeout_s) const;
 };
 

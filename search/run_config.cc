@@ -199,11 +199,6 @@ Result<RunConfig> ParseRunConfig(const json& document, const std::string& origin
   }
   if (const json* executor = fields.Object("executor")) {
     if (auto status = ParseExecutor(*executor, origin, config.executor); !status) return Fail(status.error());
-    if (config.executor.kind == "slurm" && config.evaluator.kind != "command") {
-      return Fail(Error::InvalidArgument(origin + ": executor.kind: \"slurm\" runs the command evaluator's run "
-                                         "command; this build runs the \"" + config.evaluator.kind +
-                                         "\" evaluator locally only"));
-    }
   }
   if (const json* budget = fields.Object("budget")) {
     if (auto status = ParseBudget(*budget, origin, config.budget); !status) return Fail(status.error());

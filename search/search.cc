@@ -21,6 +21,22 @@ std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::p
   return dirs;
 }
 
+namespace {
+
+SlurmOptions SlurmFor(const ExecutorConfig& executor) {
+  SlurmOptions slurm;
+  if (executor.kind != "slurm") return slurm;
+  slurm.enabled = true;
+  slurm.partition = executor.partition;
+  slurm.gres = executor.gres;
+  slurm.time_limit = executor.time_limit;
+  slurm.shared_dir = executor.shared_dir;
+  slurm.sbatch_args = executor.sbatch_args;
+  return slurm;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const EvaluatorConfig& config, std::uint64_t seed,
                                                  const std::filesystem::path& runner_path,
                                                  const ExecutorConfig& executor) {
@@ -35,14 +51,7 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
     options.input_sets = config.input_sets;
     options.max_speedup = config.max_speedup;
     options.seed = seed;
-    if (executor.kind == "slurm") {
-      options.slurm.enabled = true;
-      options.slurm.partition = executor.partition;
-      options.slurm.gres = executor.gres;
-      options.slurm.time_limit = executor.time_limit;
-      options.slurm.shared_dir = executor.shared_dir;
-      options.slurm.sbatch_args = executor.sbatch_args;
-    }
+    options.slurm = SlurmFor(executor);
     return MakeCommandEvaluator(task, options);
   }
   if (config.kind == "cuda") {
@@ -57,6 +66,7 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
     options.max_speedup = config.max_speedup;
     options.run_timeout_s = config.timeout_s;
     options.seed = seed;
+    options.slurm = SlurmFor(executor);
     return MakeCudaEvaluator(task, options);
 #else
     return Fail(Error::Unsupported("evaluator.kind \"cuda\": this build has no CUDA evaluator (no CUDA toolkit in "
@@ -81,6 +91,7 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
   options.run_timeout_s = config.timeout_s;
   options.seed = seed;
   options.runner_path = runner_path;
+  options.slurm = SlurmFor(executor);
   return MakeCpuEvaluator(task, options);
 }
 

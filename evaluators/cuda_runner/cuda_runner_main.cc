@@ -4,7 +4,8 @@
 // the kernel prints goes to stdout and stderr, which the engine only logs.
 //
 // kestrel-cuda-runner --probe: writes {"devices": N, "detail": "...",
-// "l2_bytes": B} (same fd rule) for DetectCuda / `kestrel doctor`.
+// "l2_bytes": B, "host": {HostInfo}} (same fd rule) for DetectCuda /
+// `kestrel doctor`, and for the Slurm executor, which probes a compute node.
 //
 // Exit status: 0 when the result was written (it may carry an error), 2 on a
 // bad command line or job, 1 when the result could not be written, 3 when
@@ -69,6 +70,7 @@ int Probe() {
   const int devices = CountDevices(why);
   nlohmann::json out;
   out["devices"] = devices;
+  out["host"] = nlohmann::json::parse(kestrel::HostToJson(kestrel::DetectHost()));
   if (devices > 0) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {

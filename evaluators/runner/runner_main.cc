@@ -1,6 +1,7 @@
 // kestrel-runner JOB.json: runs one job of the evaluator (evaluators/job.h)
 // and writes exactly one result JSON on fd 3 (on stdout when fd 3 is not
-// open, for debugging by hand). Whatever the kernel prints goes to stdout and
+// open, for debugging by hand). kestrel-runner --host writes the machine's
+// HostInfo there instead (the Slurm executor asks a compute node). Whatever the kernel prints goes to stdout and
 // stderr, which the engine only logs.
 //
 // Exit status: 0 when the result was written (it may carry an error), 2 on a
@@ -34,16 +35,17 @@ bool WriteAll(int fd, const std::string& text) {
   return true;
 }
 
-int Report(const kestrel::JobResult& result) {
+int Report(const std::string& text) {
   const int fd = ::fcntl(kResultFd, F_GETFD) >= 0 ? kResultFd : STDOUT_FILENO;
-  return WriteAll(fd, kestrel::JobResultToJson(result)) ? 0 : 1;
+  return WriteAll(fd, text) ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--host") return Report(kestrel::HostToJson(kestrel::DetectHost()));
   if (argc != 2) {
-    std::fprintf(stderr, "usage: kestrel-runner JOB.json\n");
+    std::fprintf(stderr, "usage: kestrel-runner JOB.json | --host\n");
     return 2;
   }
   std::ifstream in(argv[1], std::ios::binary);
@@ -64,5 +66,5 @@ int main(int argc, char** argv) {
     result.error = std::string("runner: ") + e.what();
   }
   std::fflush(stdout);
-  return Report(result);
+  return Report(kestrel::JobResultToJson(result));
 }

@@ -9,15 +9,19 @@
 // (scripts/setup installs them); without them the tests say so and skip.
 
 #include <doctest.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_workspace.h"
+#include "evaluators/slurm_job.h"
+#include "evaluators/subprocess.h"
 #include "testing.h"
 
 using namespace kestrel;
@@ -116,7 +120,74 @@ std::string WriteConfig(const Workspace& workspace, const json& config) {
 
 }  // namespace
 
+// Four kernels of the workspace's "affine" task: MODE 0 and 1 are correct,
+// 2 never returns, 3 dies of SIGSEGV.
+constexpr char kModeSeed[] = R"(// kestrel:knob MODE 0 1 2 3
+#include <cstdint>
+void axpy(const float* x, float* y, int64_t n) {
+  if (MODE == 2) {
+    volatile bool forever = true;
+    while (forever) {
+    }
+  }
+  if (MODE == 3) *static_cast<volatile float*>(nullptr) = 1.0f;
+  for (int64_t i = 0; i < n; ++i) y[i] = MODE == 1 ? x[i] * 2.0f + 1.0f : 2.0f * x[i] + 1.0f;
+}
+)";
+
 TEST_SUITE("slurm") {
+  TEST_CASE("RunAsSlurmJob keeps RunSubprocess's contract: result on fd 3, environment, limits, timeout") {
+    REQUIRE_SLURM();
+    testing::TempDir dir;
+    SlurmOptions slurm;
+    slurm.enabled = true;
+    slurm.partition = "kestrel";
+    slurm.time_limit = "5:00";
+    slurm.shared_dir = dir.path();
+    const auto job = [&](const std::string& script, const std::string& stem, double timeout_s = 30) {
+      SubprocessOptions process;
+      process.argv = {"sh", "-c", script};
+      process.cwd = dir.path();
+      process.timeout_s = timeout_s;
+      process.result_pipe = true;
+      process.env = EnvironmentWith({"KESTREL_SLURM_PROBE=it's set"});
+      process.cpu_limit_s = 2;
+      process.file_size_limit_bytes = 4096;
+      auto ran = RunAsSlurmJob(slurm, process, stem, 300);
+      REQUIRE_MESSAGE(ran.has_value(), ran.error().message());
+      return *ran;
+    };
+    const SubprocessResult ok = job("echo \"$KESTREL_SLURM_PROBE\" >&3; echo to the log", "ok");
+    CHECK(ok.Succeeded());
+    CHECK(ok.result == "it's set\n");
+    CHECK(Contains(ok.log, "to the log"));
+    CHECK(Contains(ok.job, "Slurm job "));
+
+    const SubprocessResult exit3 = job("exit 3", "exit3");
+    CHECK(exit3.exit_code == 3);
+    CHECK(exit3.signal == 0);
+    CHECK_FALSE(exit3.timed_out);
+
+    const SubprocessResult segv = job("kill -SEGV $$", "segv");
+    CHECK(segv.signal == SIGSEGV);
+
+    const SubprocessResult hang = job("sleep 60", "hang", 2);
+    CHECK(hang.timed_out);
+    CHECK(hang.Describe(2) == "timed out after 2s (wall-clock limit)");
+
+    const SubprocessResult spin = job("while :; do :; done", "spin");
+    CHECK(spin.signal == SIGXCPU);  // RLIMIT_CPU of 2 s, before the 30 s wall clock
+
+    const SubprocessResult big = job("exec head -c 100000 /dev/zero > big.bin", "big");
+    CHECK(big.signal == SIGXFSZ);  // RLIMIT_FSIZE of 4096 bytes
+
+    slurm.partition = "no_such_partition";
+    const SubprocessResult refused = job("true", "refused");
+    CHECK_FALSE(refused.Succeeded());
+    CHECK_MESSAGE(Contains(refused.lost, "sbatch could not submit the job"), refused.lost);
+    CHECK(Contains(refused.lost, "partition"));
+  }
+
   TEST_CASE("a search whose measurements are Slurm jobs finds the faster kernels and stores them") {
     REQUIRE_SLURM();
     Workspace workspace;
@@ -179,5 +250,42 @@ TEST_SUITE("slurm") {
     const json rows = json::parse(workspace.Run({"best", "--json"}).out);
     REQUIRE(rows.size() == 2);
     CHECK(rows[0].at("knobs").at("HANG") == "0");
+  }
+
+  TEST_CASE("the cpu evaluator's jobs run on Slurm: a hang and a crash there are outcomes, the rest is measured") {
+    REQUIRE_SLURM();
+    Workspace workspace;
+    testing::WriteTask(workspace.tasks(), "affine_modes", kModeSeed);
+    const json config = {{"task", "affine_modes"},
+                         {"evaluator", {{"kind", "cpu"}, {"flags", {"-O2"}}, {"min_time", 0.02}, {"min_samples", 5},
+                                        {"timeout_s", 3}}},
+                         {"executor", {{"kind", "slurm"}, {"partition", "kestrel"}, {"time_limit", "5:00"},
+                                       {"shared_dir", (workspace.path() / "shared").string()}}},
+                         {"parallel", {{"compile_jobs", 2}, {"measure_slots", 2}}},
+                         {"confirm", {{"top", 1}, {"rounds", 1}}}};
+    const Exec run = workspace.Run({"run", WriteConfig(workspace, config), "--max-evals", "4"});
+    INFO("run stderr: " << run.err);
+    REQUIRE(run.code == 0);
+    // The calibration ran as a job too (its figures, not "no calibration").
+    CHECK(Contains(run.err, "GFLOP/s peak"));
+    std::map<std::string, json> by_mode;
+    for (int node = 1; node <= 4; ++node) {
+      const json shown = json::parse(workspace.Run({"show", std::to_string(node), "--json"}).out);
+      by_mode[shown.at("knobs").at("MODE").get<std::string>()] = shown.at("measurements").at(0);
+    }
+    REQUIRE(by_mode.size() == 4);
+    for (const std::string mode : {"0", "1"}) {
+      const json& m = by_mode[mode];
+      CHECK_MESSAGE(m.at("outcome") == "measured", m.at("reason"));
+      CHECK_MESSAGE(Contains(m.at("log").get<std::string>(), "ran as Slurm job"), m.at("log"));
+    }
+    CHECK(by_mode["2"].at("outcome") == "timed_out");
+    CHECK_MESSAGE(Contains(by_mode["2"].at("reason").get<std::string>(), "timed out after 3s"), by_mode["2"]);
+    CHECK(by_mode["3"].at("outcome") == "crashed");
+    CHECK_MESSAGE(Contains(by_mode["3"].at("reason").get<std::string>(), "killed by SIGSEGV"), by_mode["3"]);
+    const json rows = json::parse(workspace.Run({"best", "--json"}).out);
+    REQUIRE(rows.size() == 2);
+    // Nothing is left in the shared folder: the evaluator's work dir is removed with it.
+    CHECK(fs::is_empty(workspace.path() / "shared"));
   }
 }

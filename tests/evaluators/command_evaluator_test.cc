@@ -98,7 +98,9 @@ TEST_SUITE("command_evaluator") {
     const Measurement fast = EvalExample(seed, {{"TABLE", "1"}, {"FLOAT", "1"}, {"UNROLL", "1"}});
     REQUIRE(fast.outcome == Outcome::kMeasured);
     MESSAGE("poly example: seed " << slow.speedup << "x, TABLE=1 FLOAT=1 " << fast.speedup << "x");
-    CHECK(fast.speedup > 1.5 * slow.speedup);
+    // Measured 1.39x to 2.57x the seed's speedup across this VM's speed
+    // states; a setting with no effect reads 1.0x within about 10%.
+    CHECK(fast.speedup > 1.25 * slow.speedup);
   }
 
   TEST_CASE("the example's harness catches a wrong kernel and a compile error") {

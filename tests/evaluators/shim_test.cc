@@ -53,18 +53,18 @@ TEST_SUITE("compiler") {
     testing::TempDir dir;
     testing::WriteFile(dir / "kernel.cpp", testing::KernelSource("scale_ref"));
     testing::WriteFile(dir / "shim.cpp", GenerateShim(testing::MakeScaleTask(), "kernel.cpp"));
-    const BuildResult ok = CompileSharedLibrary({"c++", {"-O1"}, dir / "shim.cpp", dir / "kernel.so", 60});
+    const BuildResult ok = CompileSharedLibrary({"c++", {"-O1"}, dir / "shim.cpp", dir / "kernel.so", 60, {}});
     CHECK(ok.ok);
     CHECK(std::filesystem::exists(dir / "kernel.so"));
     CHECK_FALSE(std::filesystem::exists(dir / "kernel.so.tmp"));
 
     testing::WriteFile(dir / "kernel.cpp", "void scale_add(int broken) {}\n");
-    const BuildResult bad = CompileSharedLibrary({"c++", {}, dir / "shim.cpp", dir / "bad.so", 60});
+    const BuildResult bad = CompileSharedLibrary({"c++", {}, dir / "shim.cpp", dir / "bad.so", 60, {}});
     CHECK_FALSE(bad.ok);
     CHECK(bad.log.find("error") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir / "bad.so"));
 
-    const BuildResult missing = CompileSharedLibrary({"no-such-compiler-xyz", {}, dir / "shim.cpp", dir / "m.so", 60});
+    const BuildResult missing = CompileSharedLibrary({"no-such-compiler-xyz", {}, dir / "shim.cpp", dir / "m.so", 60, {}});
     CHECK_FALSE(missing.ok);
     CHECK(missing.log.find("no-such-compiler-xyz") != std::string::npos);
   }

@@ -99,6 +99,23 @@ TEST_SUITE("subprocess") {
     CHECK_FALSE(run->Succeeded());  // SIGXFSZ or a write error past the file size limit
   }
 
+  TEST_CASE("the CPU-time limit is SIGXCPU, and SIGKILL a second later for a program that ignores it") {
+    SubprocessOptions options;
+    options.argv = {"/bin/sh", "-c", "while :; do :; done"};
+    options.cpu_limit_s = 1;
+    options.timeout_s = 30;
+    auto spin = RunSubprocess(options);
+    REQUIRE(spin.has_value());
+    CHECK(spin->signal == SIGXCPU);
+    CHECK_FALSE(spin->timed_out);
+    options.argv = {"/bin/sh", "-c", "trap '' XCPU; while :; do :; done"};
+    auto ignores = RunSubprocess(options);
+    REQUIRE(ignores.has_value());
+    CHECK(ignores->signal == SIGKILL);
+    CHECK_FALSE(ignores->timed_out);
+    CHECK(ignores->wall_seconds < 20);
+  }
+
   TEST_CASE("a long log keeps its head and tail") {
     SubprocessOptions options;
     options.argv = {"/bin/sh", "-c", "echo first; head -c 1000000 /dev/zero | tr '\\0' x; echo; echo last"};

@@ -165,8 +165,11 @@ TEST_SUITE("run_config") {
       REQUIRE_FALSE(bad.has_value());
       CHECK_MESSAGE(bad.error().message().find(expected) != std::string::npos, bad.error().message());
     };
-    refused(json{{"task", "t"}, {"executor", {{"kind", "slurm"}, {"shared_dir", "/s"}}}},
-            "executor.kind: \"slurm\" runs the command evaluator's run command");
+    // Every evaluator kind runs its measure step through Slurm.
+    auto cpu = ParseRunConfig(json{{"task", "t"}, {"executor", {{"kind", "slurm"}, {"shared_dir", "/s"}}}}, "c.json");
+    REQUIRE_MESSAGE(cpu.has_value(), cpu.error().message());
+    CHECK(cpu->evaluator.kind == "cpu");
+    CHECK(cpu->executor.kind == "slurm");
     json no_dir = document;
     no_dir["executor"].erase("shared_dir");
     refused(no_dir, "executor.shared_dir: expected a folder the compute nodes share");
