@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evaluators/command_answer.h"
+#include "evaluators/build_cache.h"
 #include "evaluators/compiler.h"
 #include "evaluators/subprocess.h"
 #include "evaluators/task_layout.h"
@@ -100,8 +101,7 @@ class CommandEvaluator final : public Evaluator {
   std::string toolchain_;
   HostInfo host_;
   std::string source_name_;
-  std::mutex builds_mutex_;
-  std::map<std::string, std::shared_ptr<std::pair<std::mutex, std::optional<BuildResult>>>> builds_;
+  BuildCache builds_;
   std::atomic<int> next_eval_{0};
   double slurm_limit_s_ = 0;  // the Slurm time limit, in seconds
 };
@@ -118,20 +118,11 @@ Status CommandEvaluator::Prepare() {
       }
     }
   }
-  if (options_.slurm.enabled) {
-    auto limit = CheckSlurmOptions(options_.slurm);
-    if (!limit) return Fail(limit.error());
-    slurm_limit_s_ = *limit;
-  }
-  if (options_.work_dir.empty()) {
-    auto made = MakeScratchDir(options_.slurm, "kestrel-command");
-    if (!made) return Fail(made.error());
-    work_dir_ = *made;
-    owns_work_dir_ = true;
-  } else {
-    work_dir_ = std::filesystem::absolute(options_.work_dir);
-    std::filesystem::create_directories(work_dir_);
-  }
+  auto work_dir = PrepareWorkDir(options_.work_dir, options_.slurm, "kestrel-command");
+  if (!work_dir) return Fail(work_dir.error());
+  work_dir_ = work_dir->path;
+  owns_work_dir_ = work_dir->owned;
+  slurm_limit_s_ = work_dir->slurm_limit_s;
   toolchain_ = "command";
   for (const auto* argv : {&options_.build, &options_.run}) {
     toolchain_ += argv == &options_.build ? " build:" : " run:";
@@ -202,23 +193,8 @@ CommandEvaluator::Values CommandEvaluator::CandidateValues(const Candidate& cand
 }
 
 BuildResult CommandEvaluator::Build(const Candidate& candidate) {
-  try {
-    const std::string identity = candidate.Identity();
-    std::shared_ptr<std::pair<std::mutex, std::optional<BuildResult>>> slot;
-    {
-      std::lock_guard lock(builds_mutex_);
-      auto& entry = builds_[identity];
-      if (!entry) entry = std::make_shared<std::pair<std::mutex, std::optional<BuildResult>>>();
-      slot = entry;
-    }
-    std::lock_guard lock(slot->first);
-    if (!slot->second) slot->second = BuildIn(candidate, work_dir_ / "builds" / identity);
-    return *slot->second;
-  } catch (const std::exception& e) {
-    BuildResult failed;
-    failed.log = std::string("error: cannot build: ") + e.what() + "\n";
-    return failed;
-  }
+  const std::string identity = candidate.Identity();
+  return builds_.Get(identity, [&] { return BuildIn(candidate, work_dir_ / "builds" / identity); });
 }
 
 BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const {

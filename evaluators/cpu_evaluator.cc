@@ -12,31 +12,12 @@
 #include "evaluators/calibration.h"
 #include "evaluators/compare.h"
 #include "evaluators/compiler.h"
+#include "evaluators/judge.h"
 #include "evaluators/shim.h"
 #include "evaluators/task_layout.h"
 
 namespace kestrel {
 namespace {
-
-constexpr std::size_t kMaxMismatches = 10;
-
-// The checks of an outputs run, in (shape, set) order, or the reason they
-// break the protocol.
-std::string CheckOrder(const JobResult& result, std::size_t shapes, int sets) {
-  if (result.checks.size() != shapes * static_cast<std::size_t>(sets)) return "wrong number of checks";
-  for (std::size_t i = 0; i < result.checks.size(); ++i) {
-    const auto& check = result.checks[i];
-    if (check.shape_index != static_cast<int>(i) / sets || check.input_set != static_cast<int>(i) % sets) {
-      return "checks out of order";
-    }
-  }
-  return "";
-}
-
-bool ValidSamples(const std::vector<double>& samples) {
-  return !samples.empty() &&
-         std::all_of(samples.begin(), samples.end(), [](double s) { return std::isfinite(s) && s > 0; });
-}
 
 }  // namespace
 
@@ -78,20 +59,11 @@ Status CpuEvaluator::Prepare() {
     if (!found) return Fail(found.error());
     runner_ = *found;
   }
-  if (options_.slurm.enabled) {
-    auto limit = CheckSlurmOptions(options_.slurm);
-    if (!limit) return Fail(limit.error());
-    slurm_limit_s_ = *limit;
-  }
-  if (options_.work_dir.empty()) {
-    auto made = MakeScratchDir(options_.slurm, "kestrel-eval");
-    if (!made) return Fail(made.error());
-    work_dir_ = *made;
-    owns_work_dir_ = true;
-  } else {
-    work_dir_ = std::filesystem::absolute(options_.work_dir);
-    std::filesystem::create_directories(work_dir_);
-  }
+  auto work_dir = PrepareWorkDir(options_.work_dir, options_.slurm, "kestrel-eval");
+  if (!work_dir) return Fail(work_dir.error());
+  work_dir_ = work_dir->path;
+  owns_work_dir_ = work_dir->owned;
+  slurm_limit_s_ = work_dir->slurm_limit_s;
   auto version = CompilerVersion(options_.compiler);
   if (!version) return Fail(Error::InvalidArgument("compiler '" + options_.compiler + "': " + version.error().message()));
   toolchain_ = *version;
@@ -125,25 +97,11 @@ Status CpuEvaluator::Prepare() {
     return Fail(Error::InvalidArgument(context + ": the reference " + std::string(ToString(run.failure->outcome)) +
                                        ": " + run.failure->reason + "\n" + run.failure->log));
   }
-  if (auto order = CheckOrder(run.result, all_shapes_.size(), options_.input_sets); !order.empty()) {
-    return Fail(Error::Internal(context + ": the reference's runner: " + order));
-  }
-  for (const auto& check : run.result.checks) {
-    const std::string where = " (shape " + all_shapes_[check.shape_index].label + ")";
-    if (!check.inputs_modified.empty()) {
-      return Fail(Error::InvalidArgument(context + ": the reference modifies its input " +
-                                         check.inputs_modified.front() + where));
-    }
-    if (check.nondeterministic) {
-      return Fail(Error::InvalidArgument(context + ": the reference is non-deterministic" + where));
-    }
-  }
-  if (auto varies = CheckReferenceVaries(job, reference_outputs_, task_.tolerance, static_cast<int>(task_.shapes.size()));
-      !varies) {
-    return Fail(varies.error().code() == ErrorCode::kInvalidArgument ? varies.error().WithContext(context)
-                                                                     : varies.error());
-  }
-  if (auto rechecked = PrepareTimedRecheck(); !rechecked) return rechecked;
+  if (auto judged = JudgeReferenceRun(Context(), job, run.result, reference_outputs_); !judged) return judged;
+  auto timed_outputs = PrepareTimedOutputs(Context(), MakeJob("outputs", {}, false), MakeJob("time", {}, true),
+                                           reference_outputs_, dir / "timed_outputs.bin");
+  if (!timed_outputs) return Fail(timed_outputs.error());
+  reference_timed_outputs_ = *timed_outputs;
   return PrepareBaseline();
 }
 
@@ -170,27 +128,8 @@ Status CpuEvaluator::PrepareBaseline() {
 }
 
 BuildResult CpuEvaluator::Build(const Candidate& candidate) {
-  try {
-    const std::string identity = candidate.Identity();
-    std::shared_ptr<BuildSlot> slot;
-    {
-      std::lock_guard<std::mutex> lock(builds_mutex_);
-      auto& entry = builds_[identity];
-      if (!entry) entry = std::make_shared<BuildSlot>();
-      slot = entry;
-    }
-    std::lock_guard<std::mutex> lock(slot->mutex);
-    if (!slot->result) slot->result = BuildIn(candidate, work_dir_ / "builds" / identity);
-    return *slot->result;
-  } catch (const std::exception& e) {
-    BuildResult failed;
-    failed.log = std::string("error: cannot build: ") + e.what() + "\n";
-    return failed;
-  } catch (...) {
-    BuildResult failed;
-    failed.log = "error: cannot build: unknown exception\n";
-    return failed;
-  }
+  const std::string identity = candidate.Identity();
+  return builds_.Get(identity, [&] { return BuildIn(candidate, work_dir_ / "builds" / identity); });
 }
 
 BuildResult CpuEvaluator::BuildIn(const Candidate& candidate, const std::filesystem::path& dir,
@@ -249,102 +188,21 @@ Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build, bool judge) {
   if (!std::filesystem::exists(build.library)) {
     return Verdict(Outcome::kRejected, "evaluator error: " + build.library.string() + " does not exist", "");
   }
-  const auto dir = NewEvalDir();
-  struct Cleanup {
-    std::filesystem::path dir;
-    ~Cleanup() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  } cleanup{dir};
-
-  // 1. Correctness, in a process of its own: every shape, every input set.
-  Job outputs = MakeJob("outputs", {build.library}, false);
-  outputs.output_file = dir / "outputs.bin";
-  JobRun checked = RunJob(outputs, dir, "checking outputs");
-  if (checked.failure) return *checked.failure;
-  std::string log = checked.log.empty() ? "" : "runner output (checking outputs):\n" + checked.log;
-  if (auto order = CheckOrder(checked.result, all_shapes_.size(), options_.input_sets); !order.empty()) {
-    return Verdict(Outcome::kRejected, "runner protocol violation: " + order, log);
-  }
-  for (const auto& check : checked.result.checks) {
-    const std::string where =
-        " (shape " + all_shapes_[check.shape_index].label + ", input set " + std::to_string(check.input_set) + ")";
-    if (!check.inputs_modified.empty()) {
-      return Verdict(Outcome::kWrong, "modified its input " + check.inputs_modified.front() + where, log);
-    }
-    if (check.nondeterministic) {
-      return Verdict(Outcome::kWrong, "non-deterministic: two calls on the same inputs differ" + where, log);
-    }
-  }
-  auto comparison = CompareOutputs(outputs, reference_outputs_, outputs.output_file, task_.tolerance, kMaxMismatches);
-  if (!comparison) {
-    const bool protocol = comparison.error().code() == ErrorCode::kCorruption;
-    return Verdict(Outcome::kRejected,
-                   (protocol ? "runner protocol violation: " : "evaluator error: ") + comparison.error().message(), log);
-  }
-  std::filesystem::remove(outputs.output_file);
-  if (!comparison->ok) {
-    Measurement wrong = Verdict(Outcome::kWrong, comparison->reason, "");
-    wrong.log = comparison->details + "worst mismatches (shape, set, element: expected, actual):\n";
-    for (const auto& m : comparison->worst) {
-      wrong.log += "  " + all_shapes_[m.shape_index].label + ", set " + std::to_string(m.input_set) + ", " + m.arg +
-                   "[" + std::to_string(m.index) + "]: " + Number(m.expected) + ", " + Number(m.actual) + "\n";
-    }
-    wrong.log += log;
-    wrong.mismatches = std::move(comparison->worst);
-    return wrong;
-  }
-
-  // 2. Timing: candidate and reference interleaved in one process.
-  Job time = MakeJob("time", {build.library, reference_build_.library}, true);
-  if (!reference_timed_outputs_.empty()) time.timed_output_file = dir / "timed_outputs.bin";
-  JobRun timed = RunJob(time, dir, "timing");
-  if (timed.failure) return *timed.failure;
-  if (!timed.log.empty()) log += "runner output (timing):\n" + timed.log;
-  if (!time.timed_output_file.empty()) {
-    // 3. What the kernel computed once it was timed must still be right.
-    Measurement rechecked = RecheckTimedOutputs(time, log);
-    if (rechecked.outcome != Outcome::kMeasured) return rechecked;
-  }
-  if (timed.result.timings.size() != timed_shapes_.size()) {
-    return Verdict(Outcome::kRejected, "runner protocol violation: wrong number of timed shapes", log);
-  }
-  Measurement measured = Verdict(Outcome::kMeasured, "", "");
-  for (std::size_t s = 0; s < timed_shapes_.size(); ++s) {
-    auto& samples = timed.result.timings[s];
-    if (!ValidSamples(samples.candidate) || !ValidSamples(samples.reference)) {
-      return Verdict(Outcome::kRejected, "runner protocol violation: invalid timing samples", log);
-    }
-    ShapeTiming timing;
-    timing.shape = task_.shapes[s];
-    timing.candidate = Summarize(samples.candidate);
-    timing.reference = Summarize(samples.reference);
-    timing.candidate_seconds = std::move(samples.candidate);
-    timing.reference_seconds = std::move(samples.reference);
-    timing.candidate_calls_per_sample = samples.candidate_batch;
-    timing.reference_calls_per_sample = samples.reference_batch;
-    timing.speedup = timing.reference.median / timing.candidate.median;
-    if (const auto flops = task_.Flops(timing.shape)) timing.gflops = *flops / timing.candidate.median / 1e9;
-    if (const auto bytes = task_.Bytes(timing.shape)) timing.gbps = *bytes / timing.candidate.median / 1e9;
-    measured.log += "shape " + timed_shapes_[s].label + ": candidate " + Number(timing.candidate.median * 1e6) +
-                    " us, reference " + Number(timing.reference.median * 1e6) + " us (" +
-                    std::to_string(timing.candidate.count) + "/" + std::to_string(timing.reference.count) +
-                    " samples" +
-                    (samples.flushes > 0 && samples.flushes == timing.candidate.count
-                         ? ", caches flushed before each"
-                         : "") +
-                    "), speedup " + Number(timing.speedup) + "\n";
-    measured.shapes.push_back(std::move(timing));
-  }
-  measured.speedup = GeomeanSpeedup(measured.shapes);
+  const auto run_job = [this](const Job& job, const std::filesystem::path& in, const std::string& phase) {
+    return RunJob(job, in, phase);
+  };
+  Judged judged = CheckAndTime(Context(), run_job, MakeJob("outputs", {build.library}, false),
+                               MakeJob("time", {build.library, reference_build_.library}, true), NewEvalDir(),
+                               {reference_outputs_, reference_timed_outputs_}, "", "caches");
+  Measurement& measured = judged.measurement;
+  if (measured.outcome != Outcome::kMeasured) return measured;
   if (baseline_speedup_ > 0) {
     measured.baseline_speedup = baseline_speedup_;
     measured.log += "speedup over the baseline " + task_.baseline->name + ": " +
                     Number(SpeedupOverBaseline(measured.speedup, baseline_speedup_)) + " (the baseline is " +
                     Number(baseline_speedup_) + "x the reference)\n";
   }
-  measured.log += log;
+  measured.log += judged.runner_log;
   return judge ? CheckPlausible(std::move(measured)) : measured;
 }
 

@@ -36,8 +36,10 @@
 #include <string>
 #include <vector>
 
+#include "evaluators/build_cache.h"
 #include "evaluators/evaluator.h"
 #include "evaluators/job.h"
+#include "evaluators/judge.h"
 #include "evaluators/runner_job.h"
 #include "evaluators/sandbox.h"
 
@@ -58,10 +60,6 @@ class CpuEvaluator final : public Evaluator {
   void SetCalibration(const Calibration& calibration) override;
 
  private:
-  struct BuildSlot {
-    std::mutex mutex;
-    std::optional<BuildResult> result;
-  };
 
   CpuEvaluator(const Task& task, const CpuEvaluatorOptions& options);
   Status Prepare();
@@ -74,8 +72,7 @@ class CpuEvaluator final : public Evaluator {
   // candidate and times it against the reference once: baseline_speedup_.
   // A baseline that does not build or is not measured is a bad task.
   Status PrepareBaseline();
-  Status PrepareTimedRecheck();
-  Measurement RecheckTimedOutputs(const Job& time, std::string log) const;
+  JudgeContext Context() const { return {&task_, &all_shapes_, &timed_shapes_, options_.input_sets}; }
   // Fills the roofline fractions of a measured result and rejects it when it
   // is implausible (faster than the roofline allows, or above the speedup cap).
   // The first time a result would be rejected by the roofline, the host is
@@ -112,8 +109,7 @@ class CpuEvaluator final : public Evaluator {
   SandboxReport sandbox_;
   double slurm_limit_s_ = 0;  // options_.slurm.time_limit in seconds
 
-  std::mutex builds_mutex_;
-  std::map<std::string, std::shared_ptr<BuildSlot>> builds_;  // by identity; guarded by builds_mutex_
+  BuildCache builds_;  // by identity, under work_dir_/builds/
   std::atomic<int> next_eval_{0};
 };
 

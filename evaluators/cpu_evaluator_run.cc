@@ -1,5 +1,6 @@
-// CpuEvaluator: running kestrel-runner and judging how it ended (the part of
-// CpuEvaluator that talks to the runner process). See cpu_evaluator.h.
+// CpuEvaluator: the runner's jobs and process (where kestrel-runner is, the
+// jobs it is given, its sandbox, environment and limits); runner_job.h runs
+// them and judges how they ended. See cpu_evaluator.h.
 
 #include <signal.h>
 #include <unistd.h>
@@ -21,14 +22,6 @@ namespace {
 constexpr std::uint64_t kRunnerMemoryBytes = 16ULL << 30;  // RLIMIT_AS, capped by 3/4 of RAM
 constexpr std::uint64_t kRunnerFileBytes = 1ULL << 30;     // RLIMIT_FSIZE, raised for big outputs
 constexpr double kCpuSlackSeconds = 5;
-
-// The layout of a time job's timed outputs: its shapes, one set per buffer set.
-Job TimedLayout(const Job& time) {
-  Job layout = time;
-  layout.mode = "outputs";
-  layout.input_sets = time.buffer_sets;
-  return layout;
-}
 
 #ifndef KESTREL_RUNNER_BUILD_PATH
 #define KESTREL_RUNNER_BUILD_PATH ""
@@ -74,38 +67,6 @@ Job CpuEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem::
   job.seccomp = sandbox_.seccomp;
   job.allow_threads = options_.threads > 1;
   return job;
-}
-
-Status CpuEvaluator::PrepareTimedRecheck() {
-  for (const auto& shape : timed_shapes_) {
-    for (const auto& arg : shape.args) {
-      if (arg.role == ArgRole::kInOut) return {};  // its values change call after call
-    }
-  }
-  const Job time = MakeJob("time", {}, true);
-  const auto file = work_dir_ / "reference" / "timed_outputs.bin";
-  if (auto sliced = SliceOutputs(MakeJob("outputs", {}, false), reference_outputs_, TimedLayout(time), file);
-      !sliced) {
-    return Fail(sliced.error());
-  }
-  reference_timed_outputs_ = file;
-  return {};
-}
-
-Measurement CpuEvaluator::RecheckTimedOutputs(const Job& time, std::string log) const {
-  auto comparison =
-      CompareOutputs(TimedLayout(time), reference_timed_outputs_, time.timed_output_file, task_.tolerance, 10);
-  if (!comparison) {
-    const bool protocol = comparison.error().code() == ErrorCode::kCorruption;
-    return Verdict(Outcome::kRejected,
-                   (protocol ? "runner protocol violation: " : "evaluator error: ") + comparison.error().message(),
-                   log);
-  }
-  if (comparison->ok) return Verdict(Outcome::kMeasured, "", "");
-  Measurement wrong = Verdict(Outcome::kWrong, "outputs produced while timing differ: " + comparison->reason,
-                              comparison->details + log);
-  wrong.mismatches = std::move(comparison->worst);
-  return wrong;
 }
 
 RunnerProcess CpuEvaluator::Process(const std::filesystem::path& dir) const {

@@ -69,12 +69,28 @@ Result<double> CheckSlurmOptions(const SlurmOptions& options) {
   return *limit;
 }
 
-Result<std::filesystem::path> MakeScratchDir(const SlurmOptions& options, const std::string& prefix) {
-  const auto parent = options.enabled ? std::filesystem::absolute(options.shared_dir)
-                                      : std::filesystem::temp_directory_path();
+Result<WorkDir> PrepareWorkDir(const std::filesystem::path& requested, const SlurmOptions& slurm,
+                               const std::string& prefix) {
+  WorkDir dir;
+  if (slurm.enabled) {
+    auto limit = CheckSlurmOptions(slurm);
+    if (!limit) return Fail(limit.error());
+    dir.slurm_limit_s = *limit;
+  }
+  if (!requested.empty()) {
+    dir.path = std::filesystem::absolute(requested);
+    std::error_code error;
+    std::filesystem::create_directories(dir.path, error);
+    if (error) return Fail(Error::Io("cannot create " + dir.path.string() + ": " + error.message()));
+    return dir;
+  }
+  const auto parent = slurm.enabled ? std::filesystem::absolute(slurm.shared_dir)
+                                    : std::filesystem::temp_directory_path();
   std::string pattern = (parent / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) return Fail(Error::Io("cannot create a directory like " + pattern));
-  return std::filesystem::path(pattern);
+  dir.path = pattern;
+  dir.owned = true;
+  return dir;
 }
 
 Result<double> ParseSlurmTime(const std::string& text) {

@@ -41,9 +41,18 @@ struct SlurmJobResult {
 // limit in seconds; InvalidArgument naming the field otherwise.
 Result<double> CheckSlurmOptions(const SlurmOptions& options);
 
-// A fresh folder "<prefix>-XXXXXX" under options.shared_dir when the executor
-// is enabled (the nodes must see it), else under $TMPDIR.
-Result<std::filesystem::path> MakeScratchDir(const SlurmOptions& options, const std::string& prefix);
+// An evaluator's work dir: `requested` (made if missing, kept), or a fresh
+// folder "<prefix>-XXXXXX" (owned: the evaluator removes it) under
+// slurm.shared_dir when the executor is enabled (the nodes must see it),
+// else under $TMPDIR. An enabled executor is checked first
+// (CheckSlurmOptions); its time limit in seconds comes back with the dir.
+struct WorkDir {
+  std::filesystem::path path;
+  bool owned = false;
+  double slurm_limit_s = 0;
+};
+Result<WorkDir> PrepareWorkDir(const std::filesystem::path& requested, const SlurmOptions& slurm,
+                               const std::string& prefix);
 
 // Seconds of a Slurm time limit ("30" minutes, "10:00", "1:00:00", "2-0",
 // "1-12:30"); InvalidArgument for anything else.

@@ -3,9 +3,12 @@
 // serves every case, and after each bad kernel it must still measure the
 // reference: the engine survives every candidate.
 
+#include "evaluators/build_cache.h"
 #include "evaluators/evaluator.h"
 
+#include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include <doctest.h>
@@ -165,6 +168,41 @@ TEST_SUITE("cpu_evaluator") {
       CHECK(result.library == results[0].library);
     }
     CHECK(evaluator.Measure(candidate, results[0]).outcome == Outcome::kMeasured);
+  }
+
+  TEST_CASE("BuildCache: one build per identity however many ask at once; a throwing build is retried") {
+    BuildCache cache;
+    std::atomic<int> builds{0};
+    const auto slow_build = [&] {
+      const int n = ++builds;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      BuildResult built;
+      built.ok = true;
+      built.library = "/lib" + std::to_string(n) + ".so";
+      return built;
+    };
+    std::vector<std::thread> threads;
+    std::vector<BuildResult> results(6);
+    for (int i = 0; i < 6; ++i) {
+      threads.emplace_back([&, i] { results[i] = cache.Get(i % 2 == 0 ? "a" : "b", slow_build); });
+    }
+    for (auto& thread : threads) thread.join();
+    CHECK(builds == 2);
+    for (int i = 0; i < 6; ++i) CHECK(results[i].library == results[i % 2].library);
+    CHECK(results[0].library != results[1].library);
+
+    int attempts = 0;
+    const auto flaky = [&] {
+      if (++attempts == 1) throw std::runtime_error("disk full");
+      BuildResult built;
+      built.ok = true;
+      return built;
+    };
+    const BuildResult failed = cache.Get("c", flaky);
+    CHECK_FALSE(failed.ok);
+    CHECK(failed.log == "error: cannot build: disk full\n");
+    CHECK(cache.Get("c", flaky).ok);
+    CHECK(attempts == 2);
   }
 
   TEST_CASE("a failed build passed to Measure is build_failed with its log") {

@@ -135,6 +135,20 @@ TEST_SUITE("compare") {
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().IsInvalidArgument());
   }
+
+  TEST_CASE("the host report of kestrel-runner --host survives the round trip; a malformed one is refused") {
+    const HostInfo here = DetectHost();
+    auto back = ParseHost(HostToJson(here));
+    REQUIRE_MESSAGE(back.has_value(), back.error().message());
+    CHECK(back->Key() == here.Key());
+    CHECK(back->cores == here.cores);
+    CHECK(back->l2_bytes == here.l2_bytes);
+    CHECK(back->memory_bytes == here.memory_bytes);
+    CHECK(back->isa == here.isa);
+    auto bad = ParseHost(R"({"name": "n1"})");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message().find("malformed host report") == 0);
+  }
 }
 
 }  // namespace
