@@ -186,7 +186,9 @@ Result<Calibration> MeasureCalibration(const std::string& compiler, int threads,
   compile.argv.insert(compile.argv.end(), flags.begin(), flags.end());
   compile.argv.insert(compile.argv.end(), {source.string(), "-o", binary.string()});
   compile.timeout_s = 120;
-  auto compiled = RunSubprocess(compile);
+  compile.cwd = work_dir;
+  // -march=native: on the node that runs it, when builds are Slurm jobs.
+  auto compiled = RunWith(slurm != nullptr && slurm->builds ? slurm : nullptr, slurm_limit_s, compile, "calibration-build");
   if (!compiled) return Fail(compiled.error().WithContext("calibration"));
   if (!compiled->Succeeded()) {
     return Fail(Error::Io("calibration: " + compiler + " failed: " + FirstErrorLine(compiled->log)));
@@ -197,8 +199,7 @@ Result<Calibration> MeasureCalibration(const std::string& compiler, int threads,
               std::to_string(host.l3_bytes > 0 ? host.l3_bytes : 8 << 20)};
   run.timeout_s = 120;
   run.cwd = work_dir;
-  auto ran = slurm != nullptr && slurm->enabled ? RunAsSlurmJob(*slurm, run, "calibration", slurm_limit_s)
-                                                : RunSubprocess(run);
+  auto ran = RunWith(slurm, slurm_limit_s, run, "calibration");
   if (!ran) return Fail(ran.error().WithContext("calibration"));
   if (!ran->Succeeded()) return Fail(Error::Io("calibration program: " + ran->Describe(run.timeout_s)));
   Calibration calibration;

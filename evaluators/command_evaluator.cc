@@ -109,7 +109,8 @@ class CommandEvaluator final : public Evaluator {
 Status CommandEvaluator::Prepare() {
   if (auto valid = ValidateCommands(options_); !valid) return valid;
   for (const auto* argv : {&options_.build, &options_.run}) {
-    if (argv->empty()) continue;
+    // A build command that runs in Slurm jobs is looked up on the nodes, not here.
+    if (argv->empty() || (argv == &options_.build && options_.slurm.enabled && options_.slurm.builds)) continue;
     const std::string program = Expand({argv->front()}, {{"{task_dir}", task_.dir.string()}}, {}).front();
     if (program.find('{') == std::string::npos) {
       if (auto found = FindProgram(program); !found) {
@@ -212,7 +213,7 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
   run.cwd = dir;
   run.timeout_s = options_.build_timeout_s;
   run.env = EnvironmentWith({"LC_ALL=C"});
-  auto ran = RunSubprocess(run);
+  auto ran = RunWith(options_.slurm.builds ? &options_.slurm : nullptr, slurm_limit_s_, run, "build");
   result.seconds = Since(start);
   if (!ran) {
     result.log = "error: the build command cannot start: " + ran.error().message() + "\n";

@@ -85,7 +85,7 @@ BuildResult CompileSharedLibrary(const CompileRequest& request) {
     options.timeout_s = request.timeout_s;
     options.memory_limit_bytes = kCompilerMemoryBytes;
     options.file_size_limit_bytes = kCompilerFileBytes;
-    auto run = RunSubprocess(options);
+    auto run = RunWith(request.slurm, request.slurm_limit_s, options, "build");
     if (!run) {
       build.log = "cannot run the compiler: " + run.error().message() + "\n";
     } else if (run->timed_out) {
@@ -110,12 +110,14 @@ BuildResult CompileSharedLibrary(const CompileRequest& request) {
   return build;
 }
 
-Result<std::string> CompilerVersion(const std::string& compiler) {
+Result<std::string> CompilerVersion(const std::string& compiler, const SlurmOptions* slurm, double slurm_limit_s,
+                                    const std::filesystem::path& dir) {
   SubprocessOptions options;
   options.argv = {compiler, "--version"};
   options.env = EnvironmentWith({"LC_ALL=C"});
   options.timeout_s = 30;
-  auto run = RunSubprocess(options);
+  options.cwd = dir;
+  auto run = RunWith(slurm, slurm_limit_s, options, "compiler-version");
   if (!run) return Fail(run.error());
   if (!run->Succeeded()) return Fail(Error::Io(compiler + " --version " + run->Describe(30)));
   std::string line = run->log.substr(0, run->log.find('\n'));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "evaluators/slurm_job.h"
 #include "evaluators/evaluator.h"
 
 namespace kestrel {
@@ -19,6 +20,9 @@ struct CompileRequest {
   std::filesystem::path library;   // the shared object to produce
   double timeout_s = 120;
   std::vector<std::string> libs;   // linked after the source: "openblas" -> -lopenblas
+  // Non-null and enabled: the compiler runs as a Slurm job (its folder must be shared).
+  const SlurmOptions* slurm = nullptr;
+  double slurm_limit_s = 0;
 };
 
 // One compiler invocation:
@@ -39,7 +43,9 @@ std::string TrimCompilerLog(std::string_view log, int max_lines = 50, int max_er
 // the first non-empty line; at most 200 characters.
 std::string FirstErrorLine(std::string_view log);
 
-// The first line of `<compiler> --version`.
-Result<std::string> CompilerVersion(const std::string& compiler);
+// The first line of `<compiler> --version`; with an enabled `slurm`, as a
+// Slurm job in `dir` (the compiler of the nodes that build).
+Result<std::string> CompilerVersion(const std::string& compiler, const SlurmOptions* slurm = nullptr,
+                                    double slurm_limit_s = 0, const std::filesystem::path& dir = {});
 
 }  // namespace kestrel

@@ -64,7 +64,7 @@ Status CpuEvaluator::Prepare() {
   work_dir_ = work_dir->path;
   owns_work_dir_ = work_dir->owned;
   slurm_limit_s_ = work_dir->slurm_limit_s;
-  auto version = CompilerVersion(options_.compiler);
+  auto version = CompilerVersion(options_.compiler, BuildSlurm(), slurm_limit_s_, work_dir_);
   if (!version) return Fail(Error::InvalidArgument("compiler '" + options_.compiler + "': " + version.error().message()));
   toolchain_ = *version;
   sandbox_ = DetectSandbox(work_dir_);
@@ -152,6 +152,8 @@ BuildResult CpuEvaluator::BuildIn(const Candidate& candidate, const std::filesys
   request.library = library;
   request.libs = libs;
   request.timeout_s = options_.build_timeout_s;
+  request.slurm = BuildSlurm();
+  request.slurm_limit_s = slurm_limit_s_;
   return CompileSharedLibrary(request);
 }
 

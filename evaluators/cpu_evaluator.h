@@ -84,6 +84,8 @@ class CpuEvaluator final : public Evaluator {
   // of the first shape above kImplausibleFraction, or -1.
   int FillRooflineFractions(Measurement& measured) const;
   Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
+  // The executor of the builds: the Slurm options when builds are jobs, else null.
+  const SlurmOptions* BuildSlurm() const { return options_.slurm.enabled && options_.slurm.builds ? &options_.slurm : nullptr; }
   // The runner's command line (sandboxed in `dir`), environment and limits.
   RunnerProcess Process(const std::filesystem::path& dir) const;
   // One run of the runner (here, or as a Slurm job): runner_job.h.

@@ -100,7 +100,7 @@ BuildResult CompileCudaLibrary(const CudaCompileRequest& request) {
     options.env = EnvironmentWith({"LC_ALL=C"});
     options.timeout_s = request.timeout_s;
     options.file_size_limit_bytes = kNvccFileBytes;  // no RLIMIT_AS: nvcc's tools reserve much address space
-    auto run = RunSubprocess(options);
+    auto run = RunWith(request.slurm, request.slurm_limit_s, options, "build");
     if (!run) {
       build.log = "error: cannot run nvcc (" + nvcc + "): " + run.error().message() + "\n";
     } else if (run->timed_out) {
@@ -127,7 +127,8 @@ BuildResult CompileCudaLibrary(const CudaCompileRequest& request) {
 
 BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, const std::filesystem::path& dir,
                                const std::string& nvcc, const std::string& arch,
-                               const std::vector<std::string>& flags, double timeout_s) {
+                               const std::vector<std::string>& flags, double timeout_s, const SlurmOptions* slurm,
+                               double slurm_limit_s) {
   try {
     std::filesystem::create_directories(dir);
     const auto library = dir / "kernel.so";
@@ -147,6 +148,8 @@ BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, con
     request.source = dir / "shim.cu";
     request.library = library;
     request.timeout_s = timeout_s;
+    request.slurm = slurm;
+    request.slurm_limit_s = slurm_limit_s;
     return CompileCudaLibrary(request);
   } catch (const std::exception& e) {
     BuildResult failed;

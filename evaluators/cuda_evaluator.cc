@@ -73,9 +73,10 @@ class CudaEvaluator final : public Evaluator {
 
   BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const {
     return BuildCudaCandidate(task_, candidate, dir, options_.nvcc, options_.arch, options_.flags,
-                              options_.build_timeout_s);
+                              options_.build_timeout_s, BuildSlurm(), slurm_limit_s_);
   }
   Measurement MeasureBuilt(const BuildResult& build);
+  const SlurmOptions* BuildSlurm() const { return options_.slurm.enabled && options_.slurm.builds ? &options_.slurm : nullptr; }
   JudgeContext Context() const { return {&task_, &all_shapes_, &timed_shapes_, options_.input_sets}; }
   Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
   JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const;
@@ -108,21 +109,22 @@ Status CudaEvaluator::Prepare() {
     if (!found) return Fail(found.error());
     runner_ = *found;
   }
-  // The toolchain: nvcc's release line and the target architecture.
-  SubprocessOptions version;
-  version.argv = {options_.nvcc, "--version"};
-  version.env = EnvironmentWith({"LC_ALL=C"});
-  version.timeout_s = 30;
-  auto ran = RunSubprocess(version);
-  if (!ran) return Fail(Error::NotFound("nvcc '" + options_.nvcc + "': " + ran.error().message()));
-  if (!ran->Succeeded()) return Fail(Error::InvalidArgument("nvcc '" + options_.nvcc + "' --version " + ran->Describe(30)));
-  toolchain_ = "nvcc " + LastLine(ran->log) + " -arch=" + options_.arch;
-
   auto work_dir = PrepareWorkDir(options_.work_dir, options_.slurm, "kestrel-cuda");
   if (!work_dir) return Fail(work_dir.error());
   work_dir_ = work_dir->path;
   owns_work_dir_ = work_dir->owned;
   slurm_limit_s_ = work_dir->slurm_limit_s;
+  // The toolchain: nvcc's release line and the target architecture (the
+  // nodes' nvcc when builds are Slurm jobs).
+  SubprocessOptions version;
+  version.argv = {options_.nvcc, "--version"};
+  version.env = EnvironmentWith({"LC_ALL=C"});
+  version.timeout_s = 30;
+  version.cwd = work_dir_;
+  auto ran = RunWith(BuildSlurm(), slurm_limit_s_, version, "nvcc-version");
+  if (!ran) return Fail(Error::NotFound("nvcc '" + options_.nvcc + "': " + ran.error().message()));
+  if (!ran->Succeeded()) return Fail(Error::InvalidArgument("nvcc '" + options_.nvcc + "' --version " + ran->Describe(30)));
+  toolchain_ = "nvcc " + LastLine(ran->log) + " -arch=" + options_.arch;
   std::filesystem::create_directories(work_dir_ / "probe");
   // Under Slurm the probe is a job: the devices and host of a compute node.
   const CudaDeviceReport devices = ProbeCudaDevices(runner_, &options_.slurm, slurm_limit_s_, work_dir_ / "probe");

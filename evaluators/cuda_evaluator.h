@@ -92,6 +92,8 @@ struct CudaCompileRequest {
   std::filesystem::path source;    // the shim (shim.cu), which includes kernel.cu
   std::filesystem::path library;   // the shared object to produce
   double timeout_s = 300;
+  const SlurmOptions* slurm = nullptr;  // non-null and enabled: nvcc runs as a Slurm job
+  double slurm_limit_s = 0;
 };
 BuildResult CompileCudaLibrary(const CudaCompileRequest& request);
 
@@ -100,6 +102,7 @@ BuildResult CompileCudaLibrary(const CudaCompileRequest& request);
 // knob defines. Reuses an existing dir/kernel.so.
 BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, const std::filesystem::path& dir,
                                const std::string& nvcc, const std::string& arch,
-                               const std::vector<std::string>& flags, double timeout_s);
+                               const std::vector<std::string>& flags, double timeout_s,
+                               const SlurmOptions* slurm = nullptr, double slurm_limit_s = 0);
 
 }  // namespace kestrel

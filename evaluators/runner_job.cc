@@ -42,7 +42,7 @@ JobRun RunRunnerJob(const RunnerProcess& process, const Job& job, const std::fil
   options.result_pipe = true;
 
   const bool slurm = process.slurm != nullptr && process.slurm->enabled;
-  auto ran = slurm ? RunAsSlurmJob(*process.slurm, options, job.mode, process.slurm_limit_s) : RunSubprocess(options);
+  auto ran = RunWith(process.slurm, process.slurm_limit_s, options, job.mode);
   if (!ran) {
     const std::string how = slurm ? "cannot submit " + process.name + " to Slurm: " : "cannot start " + process.name + ": ";
     run.failure = Verdict(Outcome::kRejected, "evaluator error: " + how + ran.error().message(), "");
@@ -102,8 +102,7 @@ Result<HostInfo> ProbeHost(const RunnerProcess& process, const std::filesystem::
   options.cwd = dir;
   options.timeout_s = process.timeout_s;
   options.result_pipe = true;
-  const bool slurm = process.slurm != nullptr && process.slurm->enabled;
-  auto ran = slurm ? RunAsSlurmJob(*process.slurm, options, "host", process.slurm_limit_s) : RunSubprocess(options);
+  auto ran = RunWith(process.slurm, process.slurm_limit_s, options, "host");
   if (!ran) return Fail(ran.error());
   if (!ran->Succeeded()) {
     return Fail(Error::Io(process.name + " --host " + ran->Describe(process.timeout_s) +

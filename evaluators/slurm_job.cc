@@ -69,6 +69,12 @@ Result<double> CheckSlurmOptions(const SlurmOptions& options) {
   return *limit;
 }
 
+Result<SubprocessResult> RunWith(const SlurmOptions* slurm, double slurm_limit_s, const SubprocessOptions& process,
+                                 const std::string& stem) {
+  if (slurm != nullptr && slurm->enabled) return RunAsSlurmJob(*slurm, process, stem, slurm_limit_s);
+  return RunSubprocess(process);
+}
+
 Result<WorkDir> PrepareWorkDir(const std::filesystem::path& requested, const SlurmOptions& slurm,
                                const std::string& prefix) {
   WorkDir dir;
@@ -154,7 +160,7 @@ Result<SlurmJobResult> RunSlurmScript(const SlurmOptions& options, const std::st
   const auto start = std::chrono::steady_clock::now();
   const auto output_file = dir / (stem + ".out");
   SubprocessOptions submit;
-  submit.argv = {"sbatch", "--parsable", "--job-name=kestrel-eval", "--chdir=" + dir.string(),
+  submit.argv = {"sbatch", "--parsable", "--job-name=kestrel-" + stem, "--chdir=" + dir.string(),
                  "--output=" + output_file.string(), "--time=" + options.time_limit};
   if (!options.partition.empty()) submit.argv.push_back("--partition=" + options.partition);
   if (!options.gres.empty()) submit.argv.push_back("--gres=" + options.gres);

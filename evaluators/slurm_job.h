@@ -23,6 +23,7 @@ struct SlurmOptions {
   std::string time_limit = "10:00";   // --time (Slurm's formats: "30", "10:00", "1:00:00", "1-0")
   std::filesystem::path shared_dir;   // the evaluator's work dir is made here
   std::vector<std::string> sbatch_args;  // any further sbatch options
+  bool builds = false;                // the builds (compiler, nvcc, build command) are jobs too
 };
 
 struct SlurmJobResult {
@@ -40,6 +41,11 @@ struct SlurmJobResult {
 // shared_dir is set (and is made), sbatch is installed. Returns the time
 // limit in seconds; InvalidArgument naming the field otherwise.
 Result<double> CheckSlurmOptions(const SlurmOptions& options);
+
+// RunSubprocess(process), or RunAsSlurmJob when `slurm` is non-null and
+// enabled: where an evaluator runs a program its executor decides about.
+Result<SubprocessResult> RunWith(const SlurmOptions* slurm, double slurm_limit_s, const SubprocessOptions& process,
+                                 const std::string& stem);
 
 // An evaluator's work dir: `requested` (made if missing, kept), or a fresh
 // folder "<prefix>-XXXXXX" (owned: the evaluator removes it) under
@@ -61,12 +67,13 @@ Result<double> ParseSlurmTime(const std::string& text);
 // "'a b' 'it'\''s'": argv as one POSIX shell command line.
 std::string ShellQuote(const std::vector<std::string>& argv);
 
-// Submits `argv` to run in `dir` (output in dir/<stem>.out) and waits for
+// Submits `argv` as job "kestrel-<stem>" to run in `dir` (output in
+// dir/<stem>.out) and waits for
 // it, at most `wall_timeout_s` (then scancel). An error only when sbatch
 // cannot be started at all.
 Result<SlurmJobResult> RunSlurmJob(const SlurmOptions& options, const std::vector<std::string>& argv,
                                    const std::filesystem::path& dir, double wall_timeout_s,
-                                   const std::string& stem = "slurm");
+                                   const std::string& stem = "run");
 
 // What RunSubprocess(process) does, as a Slurm job: the job script applies
 // the same limits (prlimit: CPU time, address space, file size), runs the

@@ -95,7 +95,7 @@ Status ParseExecutor(const json& object, const std::string& origin, ExecutorConf
   JsonFields fields(object, origin, "executor");
   fields.OneOf("kind", out.kind, {"local", "slurm"});
   const bool slurm = out.kind == "slurm";
-  for (const char* key : {"partition", "gres", "time_limit", "shared_dir", "sbatch_args"}) {
+  for (const char* key : {"partition", "gres", "time_limit", "shared_dir", "sbatch_args", "builds"}) {
     if (!slurm && fields.Has(key)) fields.Fail(key, "no such field for kind \"local\" (only for \"slurm\")");
   }
   fields.String("partition", out.partition);
@@ -103,6 +103,7 @@ Status ParseExecutor(const json& object, const std::string& origin, ExecutorConf
   fields.String("time_limit", out.time_limit);
   fields.String("shared_dir", out.shared_dir);
   fields.StringList("sbatch_args", out.sbatch_args);
+  fields.Boolean("builds", out.builds);
   if (slurm && out.shared_dir.empty()) {
     fields.Fail("shared_dir", "a folder the compute nodes share with this host (the work dir is made there)");
   }
@@ -301,7 +302,8 @@ json ToJson(const RunConfig& config) {
                               {"gres", config.executor.gres},
                               {"time_limit", config.executor.time_limit},
                               {"shared_dir", config.executor.shared_dir},
-                              {"sbatch_args", config.executor.sbatch_args}}
+                              {"sbatch_args", config.executor.sbatch_args},
+                              {"builds", config.executor.builds}}
                        : json{{"kind", "local"}}},
       {"budget", budget},
       {"parallel", {{"compile_jobs", config.parallel.compile_jobs},

@@ -83,9 +83,9 @@ struct ConfirmConfig {
   int rounds = 2;
 };
 
-// Where the measure step runs (docs/SLURM.md). "local": here; "slurm": the
-// command evaluator's run command as Slurm jobs, one per evaluation (up to
-// parallel.measure_slots at once), through a folder the nodes share.
+// Where the measure step runs (docs/SLURM.md). "local": here; "slurm": every
+// evaluator's measure step as Slurm jobs (up to parallel.measure_slots at
+// once), through a folder the nodes share; with `builds`, the builds too.
 struct ExecutorConfig {
   std::string kind = "local";
   std::string partition;
@@ -93,6 +93,7 @@ struct ExecutorConfig {
   std::string time_limit = "10:00";
   std::string shared_dir;
   std::vector<std::string> sbatch_args;
+  bool builds = false;
 };
 
 struct RunConfig {

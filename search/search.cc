@@ -32,6 +32,7 @@ SlurmOptions SlurmFor(const ExecutorConfig& executor) {
   slurm.time_limit = executor.time_limit;
   slurm.shared_dir = executor.shared_dir;
   slurm.sbatch_args = executor.sbatch_args;
+  slurm.builds = executor.builds;
   return slurm;
 }
 

@@ -252,7 +252,7 @@ TEST_SUITE("slurm") {
     CHECK(rows[0].at("knobs").at("HANG") == "0");
   }
 
-  TEST_CASE("the cpu evaluator's jobs run on Slurm: a hang and a crash there are outcomes, the rest is measured") {
+  TEST_CASE("the cpu evaluator's jobs and builds run on Slurm: a hang and a crash there are outcomes") {
     REQUIRE_SLURM();
     Workspace workspace;
     testing::WriteTask(workspace.tasks(), "affine_modes", kModeSeed);
@@ -260,7 +260,7 @@ TEST_SUITE("slurm") {
                          {"evaluator", {{"kind", "cpu"}, {"flags", {"-O2"}}, {"min_time", 0.02}, {"min_samples", 5},
                                         {"timeout_s", 3}}},
                          {"executor", {{"kind", "slurm"}, {"partition", "kestrel"}, {"time_limit", "5:00"},
-                                       {"shared_dir", (workspace.path() / "shared").string()}}},
+                                       {"shared_dir", (workspace.path() / "shared").string()}, {"builds", true}}},
                          {"parallel", {{"compile_jobs", 2}, {"measure_slots", 2}}},
                          {"confirm", {{"top", 1}, {"rounds", 1}}}};
     const Exec run = workspace.Run({"run", WriteConfig(workspace, config), "--max-evals", "4"});
@@ -285,6 +285,15 @@ TEST_SUITE("slurm") {
     CHECK_MESSAGE(Contains(by_mode["3"].at("reason").get<std::string>(), "killed by SIGSEGV"), by_mode["3"]);
     const json rows = json::parse(workspace.Run({"best", "--json"}).out);
     REQUIRE(rows.size() == 2);
+    // Every step was a job of its own: the host probe, the compiler's version,
+    // the builds (reference and candidates), the calibration, the runner's jobs.
+    int code = 0;
+    const std::string jobs = Shell("scontrol show jobs 2>&1", code);
+    for (const std::string name : {"kestrel-host", "kestrel-compiler-version", "kestrel-build", "kestrel-calibration",
+                                   "kestrel-calibration-build", "kestrel-outputs", "kestrel-time"}) {
+      const bool ran = Contains(jobs, "JobName=" + name + "\n") || Contains(jobs, "JobName=" + name + " ");
+      CHECK_MESSAGE(ran, name);
+    }
     // Nothing is left in the shared folder: the evaluator's work dir is removed with it.
     CHECK(fs::is_empty(workspace.path() / "shared"));
   }

@@ -149,12 +149,13 @@ TEST_SUITE("run_config") {
     CHECK(ToJson(RunConfig{}).at("executor") == json{{"kind", "local"}});
     json document = json::parse(testing::ReadFile(testing::SourceDir() / "examples" / "command" / "poly.json"));
     document["executor"] = {{"kind", "slurm"}, {"partition", "gpu"}, {"gres", "gpu:1"}, {"time_limit", "10:00"},
-                            {"shared_dir", "/shared/kestrel"}, {"sbatch_args", {"--qos=low"}}};
+                            {"shared_dir", "/shared/kestrel"}, {"sbatch_args", {"--qos=low"}}, {"builds", true}};
     auto parsed = ParseRunConfig(document, "c.json");
     REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
     CHECK(parsed->executor.kind == "slurm");
     CHECK(parsed->executor.gres == "gpu:1");
     CHECK(parsed->executor.sbatch_args == std::vector<std::string>{"--qos=low"});
+    CHECK(parsed->executor.builds);
     CHECK(ToJson(*parsed).at("executor") == document["executor"]);
     auto again = ParseRunConfig(ToJson(*parsed), "stored");
     REQUIRE(again.has_value());
