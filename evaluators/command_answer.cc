@@ -1,5 +1,6 @@
 #include "evaluators/command_answer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -35,7 +36,8 @@ class Checker {
     return true;
   }
 
-  bool Samples(const Json& object, const std::string& where, const char* key, std::vector<double>& out) {
+  bool Samples(const Json& object, const std::string& where, const char* key, int min_samples,
+               std::vector<double>& out) {
     const std::string field = where + key;
     if (!object.contains(key)) return Bad(field, "an array of seconds per call (missing)");
     const Json& samples = object[key];
@@ -48,6 +50,10 @@ class Checker {
         return Bad(field + "[" + std::to_string(i) + "]", "a positive finite number of seconds", &sample);
       }
       out.push_back(sample.get<double>());
+    }
+    if (samples.size() < static_cast<std::size_t>(std::max(1, min_samples))) {
+      return Bad(field, "at least " + std::to_string(min_samples) + " samples ({min_samples}), got " +
+                            std::to_string(samples.size()));
     }
     return true;
   }
@@ -83,7 +89,7 @@ class Checker {
 }  // namespace
 
 Result<CommandAnswer> ParseCommandAnswer(std::string_view text, const std::vector<Shape>& timed_shapes,
-                                         std::string_view nonce) {
+                                         std::string_view nonce, int min_samples) {
   Json root;
   try {
     root = Json::parse(text);
@@ -138,8 +144,8 @@ Result<CommandAnswer> ParseCommandAnswer(std::string_view text, const std::vecto
       CommandShapeAnswer shape;
       check.Keys(item, where, {"shape", "candidate_s", "reference_s", "max_abs_error", "max_rel_error"}) &&
           check.ShapeOf(item, where, timed_shapes[s], shape.shape) &&
-          check.Samples(item, where, "candidate_s", shape.candidate_seconds) &&
-          check.Samples(item, where, "reference_s", shape.reference_seconds) &&
+          check.Samples(item, where, "candidate_s", min_samples, shape.candidate_seconds) &&
+          check.Samples(item, where, "reference_s", min_samples, shape.reference_seconds) &&
           check.Error(item, where, "max_abs_error", shape.max_abs_error) &&
           check.Error(item, where, "max_rel_error", shape.max_rel_error);
       answer.shapes.push_back(std::move(shape));

@@ -43,10 +43,12 @@ struct CommandAnswer {
 };
 
 // Parses and validates an answer for a task timed on `timed_shapes`, which
-// must echo `nonce`. An InvalidArgument error names the field and what was
-// expected ("shapes[1].candidate_s[3]: expected a positive finite number of
-// seconds, got -1"): the evaluator records it as a protocol violation.
+// must echo `nonce`, with at least `min_samples` samples per kernel and
+// shape (the harness was given {min_samples}). An InvalidArgument error
+// names the field and what was expected ("shapes[1].candidate_s[3]: expected
+// a positive finite number of seconds, got -1"): the evaluator records it as
+// a protocol violation.
 Result<CommandAnswer> ParseCommandAnswer(std::string_view text, const std::vector<Shape>& timed_shapes,
-                                         std::string_view nonce);
+                                         std::string_view nonce, int min_samples = 1);
 
 }  // namespace kestrel

@@ -331,7 +331,7 @@ Measurement CommandEvaluator::ReadAnswer(const std::filesystem::path& dir, const
   bool too_big = false;
   const std::string text = ReadFileLimited(answer_path, kAnswerLimitBytes, too_big);
   if (too_big) return Verdict(Outcome::kRejected, "protocol violation: the answer is larger than 256 MiB", log);
-  auto answer = ParseCommandAnswer(text, task_.shapes, nonce);
+  auto answer = ParseCommandAnswer(text, task_.shapes, nonce, options_.min_samples);
   if (!answer) {
     return Verdict(Outcome::kRejected, "protocol violation: " + answer.error().message(),
                    log + "answer (first 2000 bytes):\n" + text.substr(0, 2000) + "\n");

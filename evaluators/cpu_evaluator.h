@@ -56,6 +56,7 @@ class CpuEvaluator final : public Evaluator {
   std::string Toolchain() const override { return toolchain_; }
   std::vector<std::string> Flags() const override { return options_.flags; }
   const HostInfo& Host() const override { return host_; }
+  bool CanCalibrate() const override { return true; }
   Result<Calibration> Calibrate() override;
   void SetCalibration(const Calibration& calibration) override;
 

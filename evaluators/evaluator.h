@@ -46,7 +46,8 @@ class Evaluator {
   virtual std::vector<std::string> Flags() const = 0;
   virtual const HostInfo& Host() const = 0;
   // Measures this host's roofline (peak FLOP/s, bandwidths). Default: the
-  // evaluator has no way to (NotFound).
+  // evaluator has no way to (NotFound), and CanCalibrate says so up front.
+  virtual bool CanCalibrate() const { return false; }
   virtual Result<Calibration> Calibrate() { return Fail(Error::NotFound("this evaluator cannot calibrate its host")); }
   // The roofline later measurements are judged against: each reports its
   // fraction of it, and one faster than kImplausibleFraction of it is

@@ -130,6 +130,7 @@ Result<Calibration> EnsureCalibration(Store& store, std::int64_t host_id, Evalua
     evaluator.SetCalibration(**stored);
     return **stored;
   }
+  if (!evaluator.CanCalibrate()) return Fail(Error::NotFound("this evaluator cannot calibrate its host"));
   if (progress) *progress << "kestrel: calibrating this host (peak FLOP/s and bandwidths, once)...\n" << std::flush;
   auto measured = evaluator.Calibrate();
   if (!measured) return Fail(measured.error());

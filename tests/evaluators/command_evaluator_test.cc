@@ -63,6 +63,7 @@ CommandEvaluatorOptions FakeOptions() {
   options.run = {"bash", (testing::SourceDir() / "tests" / "evaluators" / "command" / "fake_harness.sh").string(),
                  "{source}", "{answer}", "{nonce}"};
   options.run_timeout_s = 2;
+  options.min_samples = 3;
   return options;
 }
 
@@ -126,6 +127,7 @@ TEST_SUITE("command_evaluator") {
         {"MODE=oneshape", "protocol violation: shapes: expected an array of the 2 timed shapes"},
         {"MODE=negative", "protocol violation: shapes[0].candidate_s[0]: expected a positive finite number of seconds, got -0.001"},
         {"MODE=wrongshape", "protocol violation: shapes[1].shape: expected the task's timed shape n=4096"},
+        {"MODE=fewsamples", "protocol violation: shapes[0].candidate_s: expected at least 3 samples ({min_samples}), got 2"},
         {"MODE=extra", "protocol violation: speedup: expected no such field"},
         {"MODE=badoutcome", "protocol violation: outcome: expected one of measured"},
         {"MODE=noreason", "protocol violation: reason: expected a non-empty line"},
