@@ -226,18 +226,7 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
 }
 
 Measurement CommandEvaluator::Measure(const Candidate& candidate, const BuildResult& build) {
-  const auto start = Clock::now();
-  Measurement measurement;
-  try {
-    measurement = MeasureBuilt(candidate, build);
-  } catch (const std::exception& e) {
-    measurement = Verdict(Outcome::kRejected, std::string("evaluator error: ") + e.what(), "");
-  }
-  measurement.build_seconds = build.seconds;
-  measurement.eval_seconds = Since(start);
-  measurement.input_sets = options_.input_sets;
-  measurement.seed = options_.seed;
-  return measurement;
+  return MeasureGuarded(build, options_.input_sets, options_.seed, [&] { return MeasureBuilt(candidate, build); });
 }
 
 Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const BuildResult& build) {

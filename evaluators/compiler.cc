@@ -68,35 +68,23 @@ std::string FirstErrorLine(std::string_view log) {
   return std::string(first.substr(0, 200));
 }
 
-BuildResult CompileSharedLibrary(const CompileRequest& request) {
+BuildResult RunCompiler(const SubprocessOptions& options, const std::string& name,
+                        const std::filesystem::path& library, const SlurmOptions* slurm, double slurm_limit_s) {
   BuildResult build;
   const auto start = std::chrono::steady_clock::now();
   try {
-    const std::filesystem::path temporary = request.library.string() + ".tmp";
-    SubprocessOptions options;
-    options.argv = {request.compiler, "-std=c++17"};
-    options.argv.insert(options.argv.end(), request.flags.begin(), request.flags.end());
-    for (const char* flag : {"-fPIC", "-shared", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-o"}) options.argv.push_back(flag);
-    options.argv.push_back(temporary.filename().string());
-    options.argv.push_back(request.source.filename().string());
-    for (const auto& lib : request.libs) options.argv.push_back("-l" + lib);
-    options.cwd = request.source.parent_path();
-    options.env = EnvironmentWith({"LC_ALL=C"});
-    options.timeout_s = request.timeout_s;
-    options.memory_limit_bytes = kCompilerMemoryBytes;
-    options.file_size_limit_bytes = kCompilerFileBytes;
-    auto run = RunWith(request.slurm, request.slurm_limit_s, options, "build");
+    auto run = RunWith(slurm, slurm_limit_s, options, "build");
     if (!run) {
-      build.log = "cannot run the compiler: " + run.error().message() + "\n";
+      build.log = "error: cannot run " + name + " (" + options.argv.front() + "): " + run.error().message() + "\n";
     } else if (run->timed_out) {
-      build.log = "error: the compiler " + run->Describe(request.timeout_s) + "\n" + TrimCompilerLog(run->log);
+      build.log = "error: " + name + " " + run->Describe(options.timeout_s) + "\n" + TrimCompilerLog(run->log);
     } else if (!run->Succeeded()) {
       build.log = TrimCompilerLog(run->log);
-      if (FirstErrorLine(build.log).empty()) build.log += "error: the compiler " + run->Describe(0) + "\n";
+      if (FirstErrorLine(build.log).empty()) build.log += "error: " + name + " " + run->Describe(0) + "\n";
     } else {
-      std::filesystem::rename(options.cwd / temporary.filename(), request.library);
+      std::filesystem::rename(options.cwd / (library.filename().string() + ".tmp"), library);
       build.ok = true;
-      build.library = request.library;
+      build.library = library;
       build.log = TrimCompilerLog(run->log);  // warnings, if any
     }
   } catch (const std::exception& e) {
@@ -108,6 +96,22 @@ BuildResult CompileSharedLibrary(const CompileRequest& request) {
   }
   build.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return build;
+}
+
+BuildResult CompileSharedLibrary(const CompileRequest& request) {
+  SubprocessOptions options;
+  options.argv = {request.compiler, "-std=c++17"};
+  options.argv.insert(options.argv.end(), request.flags.begin(), request.flags.end());
+  for (const char* flag : {"-fPIC", "-shared", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-o"}) options.argv.push_back(flag);
+  options.argv.push_back(request.library.filename().string() + ".tmp");
+  options.argv.push_back(request.source.filename().string());
+  for (const auto& lib : request.libs) options.argv.push_back("-l" + lib);
+  options.cwd = request.source.parent_path();
+  options.env = EnvironmentWith({"LC_ALL=C"});
+  options.timeout_s = request.timeout_s;
+  options.memory_limit_bytes = kCompilerMemoryBytes;
+  options.file_size_limit_bytes = kCompilerFileBytes;
+  return RunCompiler(options, "the compiler", request.library, request.slurm, request.slurm_limit_s);
 }
 
 Result<std::string> CompilerVersion(const std::string& compiler, const SlurmOptions* slurm, double slurm_limit_s,

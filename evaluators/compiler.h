@@ -43,6 +43,16 @@ std::string TrimCompilerLog(std::string_view log, int max_lines = 50, int max_er
 // the first non-empty line; at most 200 characters.
 std::string FirstErrorLine(std::string_view log);
 
+// Runs one compiler invocation (`options`, whose output is
+// <library>.tmp in options.cwd; here, or as a Slurm job with an enabled
+// `slurm`) and turns how it ended into a BuildResult: on success the library
+// renamed into place and any warnings; else the trimmed log, ending with
+// "error: <name> timed out ..." or "... exited with status N" when the
+// compiler printed no error of its own. Never throws.
+BuildResult RunCompiler(const SubprocessOptions& options, const std::string& name,
+                        const std::filesystem::path& library, const SlurmOptions* slurm = nullptr,
+                        double slurm_limit_s = 0);
+
 // The first line of `<compiler> --version`; with an enabled `slurm`, as a
 // Slurm job in `dir` (the compiler of the nodes that build).
 Result<std::string> CompilerVersion(const std::string& compiler, const SlurmOptions* slurm = nullptr,

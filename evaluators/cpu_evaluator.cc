@@ -165,24 +165,14 @@ std::filesystem::path CpuEvaluator::NewEvalDir() {
 }
 
 Measurement CpuEvaluator::Measure(const Candidate& /*candidate*/, const BuildResult& build) {
-  const auto start = std::chrono::steady_clock::now();
-  Measurement measurement;
-  try {
-    measurement = MeasureBuilt(build);
-  } catch (const std::exception& e) {
-    measurement = Verdict(Outcome::kRejected, std::string("evaluator error: ") + e.what(), "");
-  } catch (...) {
-    measurement = Verdict(Outcome::kRejected, "evaluator error: unknown exception", "");
-  }
-  if (build.ok) {  // the runner ran: say under which protections
-    if (!measurement.log.empty() && measurement.log.back() != '\n') measurement.log += '\n';
-    measurement.log += sandbox_.Summary() + "\n";
-  }
-  measurement.build_seconds = build.seconds;
-  measurement.eval_seconds = Since(start);
-  measurement.input_sets = options_.input_sets;
-  measurement.seed = options_.seed;
-  return measurement;
+  return MeasureGuarded(build, options_.input_sets, options_.seed, [&] {
+    Measurement measurement = MeasureBuilt(build);
+    if (build.ok) {  // the runner ran: say under which protections
+      if (!measurement.log.empty() && measurement.log.back() != '\n') measurement.log += '\n';
+      measurement.log += sandbox_.Summary() + "\n";
+    }
+    return measurement;
+  });
 }
 
 Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build, bool judge) {

@@ -79,50 +79,24 @@ Result<std::filesystem::path> DefaultCudaRunnerPath() {
 }
 
 BuildResult CompileCudaLibrary(const CudaCompileRequest& request) {
-  BuildResult build;
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    const std::string nvcc = request.nvcc.empty() ? DefaultNvcc() : request.nvcc;
-    const std::filesystem::path temporary = request.library.string() + ".tmp";
-    SubprocessOptions options;
-    options.argv = {nvcc, "-std=c++17"};
-    options.argv.insert(options.argv.end(), request.flags.begin(), request.flags.end());
-    for (const char* flag : {"-Xcompiler", "-fPIC", "-shared", "-cudart", "shared"}) options.argv.push_back(flag);
-    options.argv.push_back("-arch=" + (request.arch.empty() ? std::string("sm_90") : request.arch));
-    if (const auto lib_dir = CudaLibDir(nvcc); !lib_dir.empty()) {
-      options.argv.push_back("-Xlinker");
-      options.argv.push_back("-rpath," + lib_dir.string());
-    }
-    options.argv.push_back("-o");
-    options.argv.push_back(temporary.filename().string());
-    options.argv.push_back(request.source.filename().string());
-    options.cwd = request.source.parent_path();
-    options.env = EnvironmentWith({"LC_ALL=C"});
-    options.timeout_s = request.timeout_s;
-    options.file_size_limit_bytes = kNvccFileBytes;  // no RLIMIT_AS: nvcc's tools reserve much address space
-    auto run = RunWith(request.slurm, request.slurm_limit_s, options, "build");
-    if (!run) {
-      build.log = "error: cannot run nvcc (" + nvcc + "): " + run.error().message() + "\n";
-    } else if (run->timed_out) {
-      build.log = "error: nvcc " + run->Describe(request.timeout_s) + "\n" + TrimCompilerLog(run->log);
-    } else if (!run->Succeeded()) {
-      build.log = TrimCompilerLog(run->log);
-      if (FirstErrorLine(build.log).empty()) build.log += "error: nvcc " + run->Describe(0) + "\n";
-    } else {
-      std::filesystem::rename(options.cwd / temporary.filename(), request.library);
-      build.ok = true;
-      build.library = request.library;
-      build.log = TrimCompilerLog(run->log);  // warnings, if any
-    }
-  } catch (const std::exception& e) {
-    build.ok = false;
-    build.log = std::string("error: cannot build: ") + e.what() + "\n";
-  } catch (...) {
-    build.ok = false;
-    build.log = "error: cannot build: unknown exception\n";
+  const std::string nvcc = request.nvcc.empty() ? DefaultNvcc() : request.nvcc;
+  SubprocessOptions options;
+  options.argv = {nvcc, "-std=c++17"};
+  options.argv.insert(options.argv.end(), request.flags.begin(), request.flags.end());
+  for (const char* flag : {"-Xcompiler", "-fPIC", "-shared", "-cudart", "shared"}) options.argv.push_back(flag);
+  options.argv.push_back("-arch=" + (request.arch.empty() ? std::string("sm_90") : request.arch));
+  if (const auto lib_dir = CudaLibDir(nvcc); !lib_dir.empty()) {
+    options.argv.push_back("-Xlinker");
+    options.argv.push_back("-rpath," + lib_dir.string());
   }
-  build.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return build;
+  options.argv.push_back("-o");
+  options.argv.push_back(request.library.filename().string() + ".tmp");
+  options.argv.push_back(request.source.filename().string());
+  options.cwd = request.source.parent_path();
+  options.env = EnvironmentWith({"LC_ALL=C"});
+  options.timeout_s = request.timeout_s;
+  options.file_size_limit_bytes = kNvccFileBytes;  // no RLIMIT_AS: nvcc's tools reserve much address space
+  return RunCompiler(options, "nvcc", request.library, request.slurm, request.slurm_limit_s);
 }
 
 BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, const std::filesystem::path& dir,

@@ -177,20 +177,7 @@ std::filesystem::path CudaEvaluator::NewEvalDir() {
 }
 
 Measurement CudaEvaluator::Measure(const Candidate& /*candidate*/, const BuildResult& build) {
-  const auto start = std::chrono::steady_clock::now();
-  Measurement measurement;
-  try {
-    measurement = MeasureBuilt(build);
-  } catch (const std::exception& e) {
-    measurement = Verdict(Outcome::kRejected, std::string("evaluator error: ") + e.what(), "");
-  } catch (...) {
-    measurement = Verdict(Outcome::kRejected, "evaluator error: unknown exception", "");
-  }
-  measurement.build_seconds = build.seconds;
-  measurement.eval_seconds = Since(start);
-  measurement.input_sets = options_.input_sets;
-  measurement.seed = options_.seed;
-  return measurement;
+  return MeasureGuarded(build, options_.input_sets, options_.seed, [&] { return MeasureBuilt(build); });
 }
 
 Measurement CudaEvaluator::MeasureBuilt(const BuildResult& build) {

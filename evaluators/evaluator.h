@@ -9,6 +9,7 @@
 // guarantees it), but may run concurrently with Build.
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,13 @@ class Evaluator {
   // Call before the first Measure.
   virtual void SetCalibration(const Calibration& calibration) { (void)calibration; }
 };
+
+// What every evaluator's Measure does around its own work: runs `measure`,
+// turns an exception into a `rejected` "evaluator error: ..." Measurement
+// (Measure never throws), and fills the fields all of them fill: the build's
+// and the evaluation's seconds, the input sets and the seed.
+Measurement MeasureGuarded(const BuildResult& build, int input_sets, std::uint64_t seed,
+                           const std::function<Measurement()>& measure);
 
 struct CpuEvaluatorOptions {
   std::string compiler = "c++";
