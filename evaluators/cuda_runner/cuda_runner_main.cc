@@ -31,27 +31,11 @@
 
 #include "evaluators/cuda_runner/cuda_modes.h"
 #include "evaluators/job.h"
+#include "evaluators/runner/report.h"
 
 namespace {
 
-constexpr int kResultFd = 3;
 constexpr int kNoDeviceExit = 3;
-
-bool WriteAll(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t wrote = ::write(fd, text.data() + done, text.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) return false;
-    done += static_cast<std::size_t>(wrote);
-  }
-  return true;
-}
-
-bool WriteResult(const std::string& text) {
-  const int fd = ::fcntl(kResultFd, F_GETFD) >= 0 ? kResultFd : STDOUT_FILENO;
-  return WriteAll(fd, text);
-}
 
 // The number of devices, or 0 with `why` set.
 int CountDevices(std::string& why) {
@@ -86,7 +70,7 @@ int Probe() {
   } else {
     out["detail"] = "no CUDA device: " + why;
   }
-  if (!WriteResult(out.dump())) return 1;
+  if (!kestrel::runner::WriteResult(out.dump())) return 1;
   return devices > 0 ? 0 : kNoDeviceExit;
 }
 
@@ -112,7 +96,7 @@ int main(int argc, char** argv) {
   if (CountDevices(why) == 0) {
     result.error = "no CUDA device: " + why;
     std::fflush(stdout);
-    return WriteResult(kestrel::JobResultToJson(result)) ? kNoDeviceExit : 1;
+    return kestrel::runner::WriteResult(kestrel::JobResultToJson(result)) ? kNoDeviceExit : 1;
   }
   try {
     auto done = job->mode == "outputs" ? kestrel::cuda_runner::RunCudaOutputs(*job, result)
@@ -124,5 +108,5 @@ int main(int argc, char** argv) {
     result.timings.clear();
   }
   std::fflush(stdout);
-  return WriteResult(kestrel::JobResultToJson(result)) ? 0 : 1;
+  return kestrel::runner::WriteResult(kestrel::JobResultToJson(result)) ? 0 : 1;
 }

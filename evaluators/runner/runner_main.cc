@@ -19,26 +19,11 @@
 
 #include "evaluators/job.h"
 #include "evaluators/runner/modes.h"
+#include "evaluators/runner/report.h"
 
 namespace {
 
-constexpr int kResultFd = 3;
-
-bool WriteAll(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t wrote = ::write(fd, text.data() + done, text.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) return false;
-    done += static_cast<std::size_t>(wrote);
-  }
-  return true;
-}
-
-int Report(const std::string& text) {
-  const int fd = ::fcntl(kResultFd, F_GETFD) >= 0 ? kResultFd : STDOUT_FILENO;
-  return WriteAll(fd, text) ? 0 : 1;
-}
+int Report(const std::string& text) { return kestrel::runner::WriteResult(text) ? 0 : 1; }
 
 }  // namespace
 
