@@ -20,8 +20,6 @@ namespace kestrel {
 namespace {
 
 constexpr std::uint64_t kRunnerMemoryBytes = 16ULL << 30;  // RLIMIT_AS, capped by 3/4 of RAM
-constexpr std::uint64_t kRunnerFileBytes = 1ULL << 30;     // RLIMIT_FSIZE, raised for big outputs
-constexpr double kCpuSlackSeconds = 5;
 
 #ifndef KESTREL_RUNNER_BUILD_PATH
 #define KESTREL_RUNNER_BUILD_PATH ""
@@ -75,11 +73,10 @@ RunnerProcess CpuEvaluator::Process(const std::filesystem::path& dir) const {
   process.argv = SandboxedArgv(sandbox_, dir, {runner_.string()});
   process.env = {"OMP_NUM_THREADS=" + threads, "MKL_NUM_THREADS=" + threads, "OPENBLAS_NUM_THREADS=" + threads};
   process.timeout_s = options_.run_timeout_s;
-  process.cpu_limit_s = options_.run_timeout_s * std::max(1, options_.threads) + kCpuSlackSeconds;
+  process.cpu_limit_s = options_.run_timeout_s * std::max(1, options_.threads) + kRunnerCpuSlackSeconds;
   process.memory_limit_bytes =
       host_.memory_bytes > 0 ? std::min(kRunnerMemoryBytes, static_cast<std::uint64_t>(host_.memory_bytes) / 4 * 3)
                              : kRunnerMemoryBytes;
-  process.file_size_limit_bytes = kRunnerFileBytes;
   process.bwrap = sandbox_.bwrap;
   process.slurm = &options_.slurm;
   process.slurm_limit_s = slurm_limit_s_;

@@ -45,20 +45,20 @@ std::filesystem::path CudaLibDir(const std::string& nvcc) {
   return {};
 }
 
-std::string LastNonEmptyLine(const std::string& text) {
+}  // namespace
+
+std::string NvccRelease(const std::string& version_output) {
   std::string last;
   std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, end - start);
+  while (start < version_output.size()) {
+    std::size_t end = version_output.find('\n', start);
+    if (end == std::string::npos) end = version_output.size();
+    const std::string line = version_output.substr(start, end - start);
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
     start = end + 1;
   }
   return last;
 }
-
-}  // namespace
 
 std::string DefaultNvcc() {
   return IsExecutable("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "nvcc";
@@ -142,7 +142,7 @@ CudaDeviceReport DetectCuda(const std::string& nvcc_name) {
     version.timeout_s = 30;
     if (auto ran = RunSubprocess(version); ran && ran->Succeeded()) {
       report.nvcc_found = true;
-      report.nvcc_version = LastNonEmptyLine(ran->log);
+      report.nvcc_version = NvccRelease(ran->log);
     }
     auto runner = DefaultCudaRunnerPath();
     if (!runner) {

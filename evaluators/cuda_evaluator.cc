@@ -36,20 +36,6 @@
 namespace kestrel {
 namespace {
 
-constexpr std::uint64_t kRunnerFileBytes = 1ULL << 30;
-constexpr double kCpuSlackSeconds = 5;
-
-std::string LastLine(const std::string& text) {
-  std::string last;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (text.find_first_not_of(" \t\r", start) < end) last = text.substr(start, end - start);
-    start = end + 1;
-  }
-  return last;
-}
 
 class CudaEvaluator final : public Evaluator {
  public:
@@ -124,7 +110,7 @@ Status CudaEvaluator::Prepare() {
   auto ran = RunWith(BuildSlurm(), slurm_limit_s_, version, "nvcc-version");
   if (!ran) return Fail(Error::NotFound("nvcc '" + options_.nvcc + "': " + ran.error().message()));
   if (!ran->Succeeded()) return Fail(Error::InvalidArgument("nvcc '" + options_.nvcc + "' --version " + ran->Describe(30)));
-  toolchain_ = "nvcc " + LastLine(ran->log) + " -arch=" + options_.arch;
+  toolchain_ = "nvcc " + NvccRelease(ran->log) + " -arch=" + options_.arch;
   std::filesystem::create_directories(work_dir_ / "probe");
   // Under Slurm the probe is a job: the devices and host of a compute node.
   const CudaDeviceReport devices = ProbeCudaDevices(runner_, &options_.slurm, slurm_limit_s_, work_dir_ / "probe");
@@ -224,9 +210,8 @@ JobRun CudaEvaluator::RunJob(const Job& job, const std::filesystem::path& dir, c
   process.name = "kestrel-cuda-runner";
   process.argv = {runner_.string()};
   process.timeout_s = options_.run_timeout_s;
-  process.cpu_limit_s = options_.run_timeout_s * 2 + kCpuSlackSeconds;  // the driver runs threads of its own
+  process.cpu_limit_s = options_.run_timeout_s * 2 + kRunnerCpuSlackSeconds;  // the driver runs threads of its own
   // No RLIMIT_AS: the CUDA driver maps the GPU's memory into the address space.
-  process.file_size_limit_bytes = kRunnerFileBytes;
   process.slurm = &options_.slurm;
   process.slurm_limit_s = slurm_limit_s_;
   return RunRunnerJob(process, job, dir, phase);

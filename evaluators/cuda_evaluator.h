@@ -71,6 +71,10 @@ CudaDeviceReport DetectCuda(const std::string& nvcc = "");
 CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const SlurmOptions* slurm = nullptr,
                                   double slurm_limit_s = 0, const std::filesystem::path& dir = {});
 
+// The last non-empty line of `nvcc --version` ("Build cuda_13.0..."): the
+// release that goes into the toolchain and `kestrel doctor`.
+std::string NvccRelease(const std::string& version_output);
+
 // The nvcc an empty CudaEvaluatorOptions::nvcc means.
 std::string DefaultNvcc();
 

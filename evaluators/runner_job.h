@@ -25,15 +25,17 @@
 
 namespace kestrel {
 
+inline constexpr double kRunnerCpuSlackSeconds = 5;  // CPU time beyond the wall clock's worth
+
 struct RunnerProcess {
   std::string name = "kestrel-runner";   // for messages
   // The command line before the job file: the runner, or a sandbox wrapping it.
   std::vector<std::string> argv;
   std::vector<std::string> env;          // "NAME=value" overrides of the environment
   double timeout_s = 60;
-  double cpu_limit_s = 0;
+  double cpu_limit_s = 0;                // the wall clock times the threads, plus kRunnerCpuSlackSeconds
   std::uint64_t memory_limit_bytes = 0;
-  std::uint64_t file_size_limit_bytes = 0;
+  std::uint64_t file_size_limit_bytes = 1ULL << 30;  // raised to twice an outputs job's output
   bool bwrap = false;  // argv is bwrap's: its exit 128 + N is the runner's death by signal N
   // Non-null and enabled: run as a Slurm job; slurm_limit_s is its time limit in seconds.
   const SlurmOptions* slurm = nullptr;

@@ -208,12 +208,6 @@ Result<SlurmJobResult> RunSlurmScript(const SlurmOptions& options, const std::st
   return result;
 }
 
-// "00:01:05" or "1-00:01:05" (scontrol's RunTime, always H:M:S) in seconds; -1 when unknown.
-double RunSeconds(const std::string& text) {
-  auto seconds = ParseSlurmTime(text);
-  return seconds ? *seconds : -1;
-}
-
 // "12:0" (status:signal) from scontrol's ExitCode.
 std::pair<int, int> ExitStatus(const std::string& text) {
   const auto colon = text.find(':');
@@ -301,9 +295,9 @@ Result<SubprocessResult> RunAsSlurmJob(const SlurmOptions& options, const Subpro
     ran.timed_out = true;
     ran.lost = ran.job + " hit its Slurm time limit (" + options.time_limit + ")";
   } else if (job->state == "COMPLETED" || job->state == "FAILED") {
-    const double ran_for = RunSeconds(job->run_time);
+    const auto ran_for = ParseSlurmTime(job->run_time);  // scontrol's RunTime: "00:01:05", "1-00:01:05"
     if (process.timeout_s > 0 &&
-        (status == kTimeoutExit || (signal == SIGKILL && ran_for >= std::floor(process.timeout_s)))) {
+        (status == kTimeoutExit || (signal == SIGKILL && ran_for && *ran_for >= std::floor(process.timeout_s)))) {
       ran.timed_out = true;
       ran.signal = SIGKILL;
       ran.exit_code = -1;
