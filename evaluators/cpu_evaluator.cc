@@ -59,6 +59,13 @@ Status CpuEvaluator::Prepare() {
     if (!found) return Fail(found.error());
     runner_ = *found;
   }
+  if (!options_.worker_path.empty()) {
+    worker_ = options_.worker_path;
+  } else {
+    auto found = DefaultWorkerPath();
+    if (!found) return Fail(found.error());
+    worker_ = *found;
+  }
   auto work_dir = PrepareWorkDir(options_.work_dir, options_.slurm, "kestrel-eval");
   if (!work_dir) return Fail(work_dir.error());
   work_dir_ = work_dir->path;
@@ -67,7 +74,10 @@ Status CpuEvaluator::Prepare() {
   auto version = CompilerVersion(options_.compiler, BuildSlurm(), slurm_limit_s_, work_dir_);
   if (!version) return Fail(Error::InvalidArgument("compiler '" + options_.compiler + "': " + version.error().message()));
   toolchain_ = *version;
-  sandbox_ = DetectSandbox(work_dir_);
+  if (options_.sandbox != "auto" && options_.sandbox != "none") {
+    return Fail(Error::InvalidArgument("evaluator.sandbox: expected \"auto\" or \"none\", got \"" + options_.sandbox + "\""));
+  }
+  sandbox_ = SandboxFor(options_.sandbox, work_dir_);
   if (options_.slurm.enabled) {
     // The measurements are taken on a compute node: its host, not this one.
     auto node = ProbeHost(Process(work_dir_ / "host"), work_dir_ / "host");

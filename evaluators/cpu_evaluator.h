@@ -58,6 +58,8 @@ class CpuEvaluator final : public Evaluator {
   const HostInfo& Host() const override { return host_; }
   bool CanCalibrate() const override { return true; }
   Result<Calibration> Calibrate() override;
+  std::string SandboxGap() const override { return sandbox_.Complete() || sandbox_.unconfined ? "" : sandbox_.Summary(); }
+  bool Unconfined() const override { return sandbox_.unconfined; }
   void SetCalibration(const Calibration& calibration) override;
 
  private:
@@ -98,6 +100,7 @@ class CpuEvaluator final : public Evaluator {
   std::filesystem::path work_dir_;
   bool owns_work_dir_ = false;
   std::filesystem::path runner_;
+  std::filesystem::path worker_;
   std::string toolchain_;
   HostInfo host_;
   mutable std::mutex calibration_mutex_;
@@ -119,5 +122,7 @@ class CpuEvaluator final : public Evaluator {
 // Where kestrel-runner is when options.runner_path is empty: next to
 // /proc/self/exe, else $KESTREL_RUNNER, else the build tree's.
 Result<std::filesystem::path> DefaultRunnerPath();
+// Where kestrel-worker is when options.worker_path is empty: the same way.
+Result<std::filesystem::path> DefaultWorkerPath();
 
 }  // namespace kestrel

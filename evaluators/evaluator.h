@@ -55,6 +55,11 @@ class Evaluator {
   // rejected as implausible. Without one (the default) fractions are 0.
   // Call before the first Measure.
   virtual void SetCalibration(const Calibration& calibration) { (void)calibration; }
+  // Why a kernel would run with less than the whole sandbox (sandbox.h):
+  // "" when it has every layer, or when the user chose to run unconfined.
+  virtual std::string SandboxGap() const { return ""; }
+  // The user chose no sandbox at all (evaluator.sandbox "none").
+  virtual bool Unconfined() const { return false; }
 };
 
 // What every evaluator's Measure does around its own work: runs `measure`,
@@ -86,6 +91,11 @@ struct CpuEvaluatorOptions {
   double run_timeout_s = 60;      // runner wall clock per invocation
   std::filesystem::path work_dir;     // scratch; default: a fresh dir under $TMPDIR (or slurm.shared_dir)
   std::filesystem::path runner_path;  // kestrel-runner; default: next to the executable
+  std::filesystem::path worker_path;  // kestrel-worker; default: next to the executable
+  // "auto": every layer of the sandbox this machine offers (sandbox.h);
+  // "none": no sandbox at all, by the user's explicit choice (every log
+  // line of the run says so).
+  std::string sandbox = "auto";
   // When enabled, every runner job (the reference's, each candidate's, the
   // baseline's) and the host probe are Slurm jobs (docs/SLURM.md); the work
   // dir is made under slurm.shared_dir, which the nodes must see.

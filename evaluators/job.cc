@@ -128,8 +128,12 @@ std::string JobToJson(const Job& job) {
               {"buffer_sets", job.buffer_sets},
               {"flush_bytes", job.flush_bytes},
               {"timed_output_file", job.timed_output_file.string()},
+              {"worker", job.worker.string()},
+              {"bwrap", job.bwrap},
               {"seccomp", job.seccomp},
-              {"allow_threads", job.allow_threads}};
+              {"allow_threads", job.allow_threads},
+              {"worker_env", job.worker_env},
+              {"timeout_s", job.timeout_s}};
   out["libraries"] = json::array();
   for (const auto& library : job.libraries) out["libraries"].push_back(library.string());
   out["shapes"] = json::array();
@@ -157,6 +161,10 @@ Result<Job> ParseJob(const std::string& text) {
     job.timed_output_file = in.value("timed_output_file", std::string());
     job.seccomp = in.value("seccomp", false);
     job.allow_threads = in.value("allow_threads", false);
+    job.worker = in.value("worker", std::string());
+    job.bwrap = in.value("bwrap", std::string());
+    job.worker_env = in.value("worker_env", std::vector<std::string>());
+    job.timeout_s = in.value("timeout_s", 60.0);
     for (const auto& library : in.at("libraries")) job.libraries.emplace_back(library.get<std::string>());
     for (const auto& shape : in.at("shapes")) {
       JobShape parsed;
@@ -178,7 +186,10 @@ Result<Job> ParseJob(const std::string& text) {
 }
 
 std::string JobResultToJson(const JobResult& result) {
-  json out = {{"nonce", result.nonce}, {"error", result.error}};
+  json out = {{"nonce", result.nonce},
+              {"error", result.error},
+              {"verdict", result.verdict},
+              {"verdict_reason", result.verdict_reason}};
   out["checks"] = json::array();
   for (const auto& check : result.checks) {
     out["checks"].push_back({{"shape", check.shape_index},
@@ -203,6 +214,8 @@ Result<JobResult> ParseJobResult(const std::string& text) {
     JobResult result;
     result.nonce = in.at("nonce").get<std::string>();
     result.error = in.at("error").get<std::string>();
+    result.verdict = in.value("verdict", std::string());
+    result.verdict_reason = in.value("verdict_reason", std::string());
     for (const auto& check : in.at("checks")) {
       SetCheck parsed;
       parsed.shape_index = check.at("shape").get<int>();

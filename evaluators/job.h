@@ -58,8 +58,14 @@ struct Job {
   // timed call) and those outputs are written here in OutputSegments order of
   // a job with input_sets = buffer_sets; the parent re-checks them.
   std::filesystem::path timed_output_file;
-  bool seccomp = false;        // install the seccomp filter before loading a kernel
-  bool allow_threads = false;  // with seccomp: clone(CLONE_THREAD) allowed
+  // How each kernel's worker runs (runner/worker_process.h). The runner is
+  // the supervisor: it never loads a kernel itself.
+  std::filesystem::path worker;       // kestrel-worker
+  std::string bwrap;                  // bubblewrap's path; empty: no namespaces (sandbox "none")
+  bool seccomp = false;               // the worker installs its seccomp allowlist before loading a kernel
+  bool allow_threads = false;         // with seccomp: clone(CLONE_THREAD) allowed
+  std::vector<std::string> worker_env;  // the worker's whole environment
+  double timeout_s = 60;              // the whole job's wall clock, kept by the supervisor
 };
 
 // One output or inout buffer in the output file.
@@ -91,7 +97,12 @@ struct ShapeSamples {
 
 struct JobResult {
   std::string nonce;
-  std::string error;  // the runner could not do the job (e.g. dlopen failed)
+  std::string error;  // the runner could not do the job (e.g. it could not start a worker)
+  // How a kernel's worker ended the job early, as the supervisor saw it:
+  // an outcome name ("crashed", "wrong", ...) and its reason; empty when
+  // the job was done.
+  std::string verdict;
+  std::string verdict_reason;
   std::vector<SetCheck> checks;      // outputs mode
   std::vector<ShapeSamples> timings;  // time mode
 };

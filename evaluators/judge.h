@@ -49,9 +49,9 @@ Job TimedLayout(const Job& time);
 Status JudgeReferenceRun(const JudgeContext& context, const Job& job, const JobResult& result,
                          const std::filesystem::path& reference_outputs);
 
-// When the task has no inout argument (whose values change call after
-// call): the reference's outputs of the timing buffer sets, sliced from its
-// outputs into `file`; else an empty path (no re-check).
+// The reference's outputs of the timing buffer sets, sliced from its
+// outputs into `file`, for the re-check of what the candidate produced
+// while timed.
 Result<std::filesystem::path> PrepareTimedOutputs(const JudgeContext& context, const Job& outputs, const Job& time,
                                                   const std::filesystem::path& reference_outputs,
                                                   const std::filesystem::path& file);

@@ -4,13 +4,14 @@
 // cpu and cuda evaluators, which differ only in the process they start and
 // its limits.
 //
-// The job is written to dir/<mode>.json with a fresh nonce; the runner runs
-// here (RunSubprocess, its result on a pipe) or, with the Slurm executor, as
-// a Slurm job (RunAsSlurmJob, its result in a file of the shared folder).
-// Either way: a wall-clock timeout or a CPU-time limit is `timed_out`; a
-// SIGSYS is the sandbox refusing a system call (`rejected`); another signal,
-// a nonzero exit, a job Slurm lost, or no result is `crashed`; a result
-// that does not parse, is oversized or does not echo the nonce is
+// The job, with a fresh nonce, goes to the runner on its stdin (with the
+// Slurm executor: in dir/<mode>.json, created afresh and owner-only); the
+// runner runs here (RunSubprocess, its result on a pipe) or as a Slurm job
+// (RunAsSlurmJob, its result in a file of the shared folder). The verdict:
+// the supervisor's own on a kernel's worker (JobResult::verdict) when it
+// gives one; else a wall-clock timeout or a CPU-time limit is `timed_out`;
+// a signal, a nonzero exit, a job Slurm lost, or no result is `crashed`; a
+// result that does not parse, is oversized or does not echo the nonce is
 // `rejected` (a protocol violation); a result carrying an error is
 // `crashed` with that error.
 
@@ -31,12 +32,11 @@ struct RunnerProcess {
   std::string name = "kestrel-runner";   // for messages
   // The command line before the job file: the runner, or a sandbox wrapping it.
   std::vector<std::string> argv;
-  std::vector<std::string> env;          // "NAME=value" overrides of the environment
+  std::vector<std::string> env;          // its whole environment ("NAME=value"); empty: inherit ours
   double timeout_s = 60;
   double cpu_limit_s = 0;                // the wall clock times the threads, plus kRunnerCpuSlackSeconds
   std::uint64_t memory_limit_bytes = 0;
   std::uint64_t file_size_limit_bytes = 1ULL << 30;  // raised to twice an outputs job's output
-  bool bwrap = false;  // argv is bwrap's: its exit 128 + N is the runner's death by signal N
   // Non-null and enabled: run as a Slurm job; slurm_limit_s is its time limit in seconds.
   const SlurmOptions* slurm = nullptr;
   double slurm_limit_s = 0;

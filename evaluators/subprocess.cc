@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -241,8 +242,26 @@ Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options) {
   for (auto [r, w] : {std::pair{&log_read, &log_write}, {&result_read, &result_write}, {&error_read, &error_write}}) {
     if (auto made = MakePipe(*r, *w); !made) return Fail(made.error());
   }
-  Fd dev_null = High(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (dev_null.get() < 0) return Fail(Error::Io("cannot open /dev/null"));
+  Fd dev_null;
+  if (options.stdin_data.empty()) {
+    dev_null = High(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (dev_null.get() < 0) return Fail(Error::Io("cannot open /dev/null"));
+  } else {
+    // An unlinked in-memory file: written whole before the child starts, so
+    // neither side can block on the other, and no path names it.
+    dev_null = High(::memfd_create("kestrel-stdin", MFD_CLOEXEC));
+    if (dev_null.get() < 0) return Fail(Error::Io(std::string("memfd_create: ") + std::strerror(errno)));
+    const char* at = options.stdin_data.data();
+    std::size_t left = options.stdin_data.size();
+    while (left > 0) {
+      const ssize_t put = ::write(dev_null.get(), at, left);
+      if (put < 0 && errno == EINTR) continue;
+      if (put <= 0) return Fail(Error::Io(std::string("cannot write the child's stdin: ") + std::strerror(errno)));
+      at += put;
+      left -= static_cast<std::size_t>(put);
+    }
+    if (::lseek(dev_null.get(), 0, SEEK_SET) != 0) return Fail(Error::Io("cannot rewind the child's stdin"));
+  }
 
   const ChildSetup setup{program_path.c_str(),
                          argv.data(),

@@ -2,7 +2,8 @@
 // Running a program under limits: the only place that forks. Used for the
 // compiler and for kestrel-runner.
 //
-// The child runs in its own process group with stdin from /dev/null, stdout
+// The child runs in its own process group with stdin from /dev/null (or
+// `stdin_data`), stdout
 // and stderr captured together into a (trimmed) log, optionally a result
 // pipe on fd 3, rlimits applied, and no other file descriptor inherited.
 // After the wall-clock timeout the whole group is killed with SIGKILL; when
@@ -25,6 +26,7 @@ struct SubprocessOptions {
   std::vector<std::string> argv;  // argv[0]: a path, or a name looked up in $PATH
   std::vector<std::string> env;   // "NAME=value" each; empty: inherit the parent's
   std::filesystem::path cwd;      // empty: the parent's
+  std::string stdin_data;         // the child's stdin (an unlinked in-memory file); empty: /dev/null
   double timeout_s = 60;          // wall clock; <= 0: none
   double cpu_limit_s = 0;         // RLIMIT_CPU, rounded up; <= 0: none
   std::uint64_t memory_limit_bytes = 0;     // RLIMIT_AS; 0: none

@@ -65,7 +65,7 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
     }
   };
   only({"compiler", "flags"}, !command, "\"cpu\" and \"cuda\"");
-  only({"threads", "flush_cache"}, out.kind == "cpu", "\"cpu\"");
+  only({"threads", "flush_cache", "sandbox"}, out.kind == "cpu", "\"cpu\"");
   only({"arch"}, cuda, "\"cuda\"");
   only({"build", "run", "build_timeout_s"}, command, "\"command\"");
   if (cuda) {
@@ -87,6 +87,7 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
   fields.Number("timeout_s", out.timeout_s, 0.1, 86400.0);
   fields.Number("max_speedup", out.max_speedup, 1.0, 1e9);
   fields.Boolean("flush_cache", out.flush_cache);
+  fields.OneOf("sandbox", out.sandbox, {"auto", "none"});
   if (out.compiler.empty() && !cuda) fields.Fail("compiler", "a compiler command");
   return fields.Finish();
 }
@@ -263,6 +264,7 @@ static json ToJson(const EvaluatorConfig& evaluator) {
   if (evaluator.kind == "cpu") {
     out["threads"] = evaluator.threads;
     out["flush_cache"] = evaluator.flush_cache;
+    out["sandbox"] = evaluator.sandbox;
   }
   if (evaluator.kind == "cuda") out["arch"] = evaluator.arch;
   return out;

@@ -52,6 +52,7 @@ struct EvaluatorConfig {
   double timeout_s = 60;  // per runner invocation
   double max_speedup = 50;    // a higher speedup is flagged for review, not ranked (CpuEvaluatorOptions)
   bool flush_cache = false;   // evict the caches before each timing sample
+  std::string sandbox = "auto";  // kind "cpu": "auto" (every layer available) or "none" (unconfined, by choice)
   // kind "command" (evaluators/command_evaluator.h): argv templates with
   // placeholders; build may be empty. timeout_s is the run command's.
   std::string arch = "sm_90";  // kind "cuda": nvcc -arch (compiler: the nvcc, "" for the default)

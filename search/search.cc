@@ -1,5 +1,10 @@
 #include "search/search.h"
 
+#include <algorithm>
+#include <optional>
+
+#include "search/line_prefix.h"
+
 #include <ostream>
 
 #include <fmt/format.h>
@@ -92,6 +97,7 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
   options.run_timeout_s = config.timeout_s;
   options.seed = seed;
   options.runner_path = runner_path;
+  options.sandbox = config.sandbox;
   options.slurm = SlurmFor(executor);
   return MakeCpuEvaluator(task, options);
 }
@@ -176,10 +182,28 @@ Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, 
   auto evaluator = MakeEvaluator(prepared.task, config.evaluator, config.seed, options.runner_path, config.executor);
   if (!evaluator) return Fail(evaluator.error());
   prepared.evaluator = std::move(*evaluator);
+  // LLM-written kernels are untrusted code: not without the whole sandbox,
+  // unless the user said so (evaluator.sandbox "none").
+  const bool untrusted = std::any_of(config.mutators.begin(), config.mutators.end(),
+                                     [](const MutatorConfig& mutator) { return mutator.kind != "knob"; });
+  if (const std::string gap = prepared.evaluator->SandboxGap(); untrusted && !gap.empty()) {
+    return Fail(Error::InvalidArgument(
+        "this run's LLM-written kernels would run without the full sandbox (" + gap +
+        "); install bubblewrap and allow user namespaces (kestrel doctor shows each layer), or set "
+        "\"evaluator\": {\"sandbox\": \"none\"} in the run config to run them unconfined"));
+  }
   return prepared;
 }
 
 Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& config, EngineOptions engine_options) {
+  // Unconfined by the user's choice: every line of the run says so.
+  std::optional<LinePrefixStream> warned;
+  if (prepared.evaluator->Unconfined() && engine_options.progress != nullptr) {
+    warned.emplace(*engine_options.progress, "[NO SANDBOX] ");
+    engine_options.progress = &*warned;
+    *engine_options.progress << "kestrel: evaluator.sandbox is \"none\": kernels run unconfined, with access to "
+                                "this machine, its files and this database\n";
+  }
   auto host_id = store.UpsertHost(prepared.evaluator->Host());
   if (!host_id) return Fail(host_id.error());
   engine_options.host_id = *host_id;

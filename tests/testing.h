@@ -54,6 +54,7 @@ inline std::string Env(const char* name) {
 
 // Set by tests/meson.build for every test.
 inline std::filesystem::path RunnerPath() { return Env("KESTREL_RUNNER"); }
+inline std::filesystem::path WorkerPath() { return Env("KESTREL_WORKER"); }
 inline std::filesystem::path KestrelPath() { return Env("KESTREL_BIN"); }
 inline std::filesystem::path SourceDir() { return Env("KESTREL_SOURCE_DIR"); }
 inline std::filesystem::path TasksDir() { return SourceDir() / "configs" / "tasks"; }

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 
@@ -82,7 +83,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: kestrel-cuda-runner JOB.json | --probe\n");
     return 2;
   }
-  std::ifstream in(argv[1], std::ios::binary);
+  std::ifstream file;
+  if (std::strcmp(argv[1], "-") != 0) file.open(argv[1], std::ios::binary);
+  std::istream& in = std::strcmp(argv[1], "-") == 0 ? std::cin : file;
   std::stringstream text;
   text << in.rdbuf();
   auto job = kestrel::ParseJob(text.str());

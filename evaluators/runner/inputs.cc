@@ -115,6 +115,15 @@ void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte*
   }
 }
 
+void WriteValue(const JobArg& arg, std::byte* out) {
+  if (arg.role == ArgRole::kDim) {
+    const auto value = static_cast<std::int64_t>(arg.value);
+    std::memcpy(out, &value, sizeof value);
+  } else {
+    StoreAs(arg.type, arg.value, out, 0);
+  }
+}
+
 ArgSet::ArgSet(const JobShape& shape, const InputKey& key) : shape_(&shape) {
   for (std::size_t a = 0; a < shape.args.size(); ++a) {
     const JobArg& arg = shape.args[a];

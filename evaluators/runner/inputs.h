@@ -60,4 +60,7 @@ class ArgSet {
 // `arg`, deterministically from `key` and the arg's index.
 void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte* out);
 
+// A dim's value as an int64, a scalar's as its type, at `out`.
+void WriteValue(const JobArg& arg, std::byte* out);
+
 }  // namespace kestrel::runner

@@ -1,19 +1,27 @@
 #pragma once
 // The runner's two jobs (see evaluators/job.h for the protocol).
 //
-// RunOutputs: for every shape and input set, call the kernel on fresh inputs
-// with poisoned outputs, record whether it modified an input, call it again
-// on the same inputs with differently poisoned outputs and record whether the
-// output bytes differ, and append the first call's outputs to
-// job.output_file in OutputSegments order.
+// The supervisor (kestrel-runner) never calls a kernel itself: each runs in
+// its own worker (runner/worker_process.h), which calls it on memory the
+// supervisor prepared before the call and inspects after it.
 //
-// RunTiming: time candidate (libraries[0]) and reference (libraries[1]) on
-// every shape, interleaved sample by sample, and report seconds per call;
-// with job.timed_output_file, also the candidate's outputs of one more call
-// per buffer set after each shape's timing (see job.h).
+// RunOutputs: for every shape and input set, have the kernel called on fresh
+// inputs with poisoned outputs, record whether it modified an input, have it
+// called again on the same inputs with differently poisoned outputs and
+// record whether the output bytes differ, and append the first call's
+// outputs to job.output_file in OutputSegments order.
 //
-// Both fill `result` and return an error only when the job cannot be done
-// (a library does not load, the output file cannot be written).
+// RunTiming: time candidate (libraries[0]) and reference (libraries[1]),
+// each in its own worker, on every shape, interleaved sample by sample, and
+// report seconds per call by the supervisor's clock. Every call's outputs
+// are poisoned before it; the first call on each buffer set gives the
+// kernel's outputs (with job.timed_output_file, written there in the layout
+// of job.h for the engine to compare with the reference's), and randomly
+// chosen timed calls must reproduce them bit for bit.
+//
+// Both fill `result`: how a worker ended the job early is its verdict
+// (JobResult::verdict). They return an error only when the supervisor
+// cannot do the job (a worker cannot be started, a file cannot be written).
 
 #include "core/error.h"
 #include "evaluators/job.h"

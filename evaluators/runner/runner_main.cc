@@ -1,19 +1,25 @@
-// kestrel-runner JOB.json: runs one job of the evaluator (evaluators/job.h)
-// and writes exactly one result JSON on fd 3 (on stdout when fd 3 is not
-// open, for debugging by hand). kestrel-runner --host writes the machine's
-// HostInfo there instead (the Slurm executor asks a compute node). Whatever the kernel prints goes to stdout and
-// stderr, which the engine only logs.
+// kestrel-runner - | JOB.json: the supervisor of one job of the evaluator
+// (evaluators/job.h). It never loads a kernel: each kernel runs in a
+// kestrel-worker it starts in its sandbox (runner/worker_process.h), while
+// it keeps the job, the inputs, the clock and the judgement of every call.
+// The job comes on stdin ("-"; with the Slurm executor, a file the engine
+// created for it) and exactly one result JSON goes to fd 3 (stdout when fd
+// 3 is not open, for debugging by hand). kestrel-runner --host writes the
+// machine's HostInfo there instead (the Slurm executor asks a compute
+// node). What the workers print is forwarded to stdout, which the engine
+// only logs.
 //
-// Exit status: 0 when the result was written (it may carry an error), 2 on a
-// bad command line or job, 1 when the result could not be written.
+// Exit status: 0 when the result was written (it may carry an error or a
+// verdict), 2 on a bad command line or job, 1 when the result could not be
+// written.
 
-#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 
@@ -30,12 +36,17 @@ int Report(const std::string& text) { return kestrel::runner::WriteResult(text) 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--host") return Report(kestrel::HostToJson(kestrel::DetectHost()));
   if (argc != 2) {
-    std::fprintf(stderr, "usage: kestrel-runner JOB.json | --host\n");
+    std::fprintf(stderr, "usage: kestrel-runner - | JOB.json | --host\n");
     return 2;
   }
-  std::ifstream in(argv[1], std::ios::binary);
+  ::signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-message is an EPIPE, judged as its end
   std::stringstream text;
-  text << in.rdbuf();
+  if (std::string(argv[1]) == "-") {
+    text << std::cin.rdbuf();
+  } else {
+    std::ifstream in(argv[1], std::ios::binary);
+    text << in.rdbuf();
+  }
   auto job = kestrel::ParseJob(text.str());
   if (!job) {
     std::fprintf(stderr, "kestrel-runner: %s: %s\n", argv[1], job.error().message().c_str());

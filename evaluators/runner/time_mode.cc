@@ -1,38 +1,55 @@
-// RunTiming: see modes.h.
+// RunTiming: see modes.h. Candidate and reference each run in a worker of
+// their own; this process (the supervisor) owns the clock, prepares every
+// call (outputs poisoned, dims and inouts restored) outside the timed
+// interval, re-checks the outputs of randomly chosen timed calls against
+// the kernel's first output on the same inputs, bit for bit, and watches
+// the candidate's CPU time while it should be idle.
+
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
 #include <vector>
 
+#include "evaluators/runner/call_layout.h"
 #include "evaluators/runner/inputs.h"
-#include "evaluators/runner/kernel_library.h"
 #include "evaluators/runner/modes.h"
-#include "evaluators/runner/seccomp_filter.h"
+#include "evaluators/runner/shared_region.h"
+#include "evaluators/runner/supervisor.h"
+#include "evaluators/worker/protocol.h"
 
 namespace kestrel::runner {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr double kWarmupSeconds = 0.05;
-constexpr double kMinSampleSeconds = 1e-3;  // well above the clock's resolution
+constexpr double kMinSampleSeconds = 1e-3;  // well above the control channel's round trip
 constexpr double kMaxSampleSeconds = 0.05;
 constexpr std::size_t kMaxSamples = 100000;
+constexpr std::uint64_t kSlotBudgetBytes = 64ULL << 20;  // call slots per kernel, beyond the input sets
+constexpr std::uint32_t kMaxSlots = 4096;
+constexpr double kRecheckShare = 0.25;       // timed calls whose outputs are re-checked
+constexpr double kIdleCpuSlackSeconds = 0.02;
+constexpr double kIdleCpuShare = 0.05;
 
-double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+using Bytes = std::vector<std::byte>;
+using Clock = std::chrono::steady_clock;
 
-// A buffer larger than the last-level cache, written over (every cache line
-// read and written) before a sample so that the sample starts with cold
-// caches: neither kernel's data is left in them. Empty: no flushing.
+bool OnlyInputs(ArgRole role) { return role == ArgRole::kInput; }
+bool NotInputs(ArgRole role) { return role != ArgRole::kInput; }
+
+// A buffer larger than the last-level cache, written over before a sample
+// so that the sample starts with cold caches. Empty: no flushing.
 class CacheFlusher {
  public:
   explicit CacheFlusher(std::int64_t bytes) : lines_(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 0)), 0) {}
   bool enabled() const { return !lines_.empty(); }
   void Flush() {
     for (std::size_t i = 0; i < lines_.size(); i += 64) lines_[i] = static_cast<unsigned char>(lines_[i] + 1);
-    // The writes must happen: the buffer's contents are observed.
     sink_ = sink_ + lines_[lines_.size() / 2];
   }
 
@@ -41,107 +58,326 @@ class CacheFlusher {
   volatile unsigned sink_ = 0;
 };
 
-// One kernel's side of the timing of one shape: its own rotating argument
-// sets (never shared with the other kernel, so neither can reuse the
-// other's outputs), its batch size and its samples.
+// The sizes every shape needs, so that the regions are made once.
+struct Sizes {
+  std::uint64_t inputs = 0;  // the input sets of the largest shape
+  std::uint64_t arena = 64;  // the call slots of the largest shape
+};
+
+std::uint32_t SlotsFor(const Placement& slot, int sets) {
+  const auto fit = static_cast<std::uint32_t>(std::min<std::uint64_t>(kSlotBudgetBytes / slot.bytes, kMaxSlots));
+  return std::max(static_cast<std::uint32_t>(sets), fit);
+}
+
+Sizes SizesOf(const Job& job) {
+  Sizes sizes;
+  for (const auto& shape : job.shapes) {
+    sizes.inputs = std::max(sizes.inputs, Place(shape, OnlyInputs).bytes * static_cast<std::uint64_t>(job.buffer_sets));
+    const Placement slot = Place(shape, NotInputs);
+    sizes.arena = std::max(sizes.arena, slot.bytes * SlotsFor(slot, job.buffer_sets));
+  }
+  return sizes;
+}
+
+// One shape as laid out for both workers: input sets in the shared
+// read-only region, call slots in each worker's own arena. Slot j reads
+// input set j % sets.
+struct ShapeLayout {
+  const JobShape* shape = nullptr;
+  int sets = 1;
+  Placement inputs;  // one input set; set k starts at k * inputs.bytes
+  Placement slot;    // one call slot; slot j starts at j * slot.bytes
+  std::uint32_t slots = 1;
+  std::vector<std::vector<Bytes>> inouts;  // per set, per argument: the pristine inouts
+
+  std::vector<std::uint64_t> Places() const {
+    std::vector<std::uint64_t> places;
+    for (std::uint32_t j = 0; j < slots; ++j) {
+      for (std::size_t a = 0; a < shape->args.size(); ++a) {
+        places.push_back(shape->args[a].role == ArgRole::kInput
+                             ? worker::kInputsRegion | ((j % sets) * inputs.bytes + inputs.offsets[a])
+                             : j * slot.bytes + slot.offsets[a]);
+      }
+    }
+    return places;
+  }
+};
+
+// One kernel's side of the timing: its worker, its arena, its first
+// outputs per input set, its samples.
 class Timed {
  public:
-  Timed(EntryFunction entry, const JobShape& shape, const Job& job, int shape_index) : entry_(entry) {
-    for (int b = 0; b < job.buffer_sets; ++b) sets_.emplace_back(shape, InputKey{job.seed, shape_index, b});
+  Timed(WorkerProcess& worker, SharedRegion& arena, std::string role)
+      : worker_(worker), arena_(arena), role_(std::move(role)) {}
+
+  WorkerProcess& worker() { return worker_; }
+  const std::string& role() const { return role_; }
+
+  std::optional<WorkerVerdict> Begin(const ShapeLayout& layout, Deadline deadline) {
+    layout_ = &layout;
+    samples_.clear();
+    total_ = 0;
+    batch_ = 1;
+    return worker_.Layout(layout.Places(), static_cast<std::uint32_t>(layout.shape->args.size()), deadline);
   }
 
-  // Warms up until kWarmupSeconds have passed (at least one call: a slow
-  // kernel is warmed by its first call) and sizes the batch so that a sample
-  // lasts about `sample_seconds`.
-  void WarmUp(double sample_seconds) {
-    const auto start = Clock::now();
-    std::int64_t calls = 0;
+  // Poison, inouts, dims and scalars of slot j, outside any timed interval.
+  void Prepare(std::uint32_t j) {
+    const ShapeLayout& l = *layout_;
+    std::byte* base = arena_.data() + static_cast<std::uint64_t>(j) * l.slot.bytes;
+    PoisonOutputs(*l.shape, base, l.slot, 0);
+    WriteValues(*l.shape, base, l.slot);
+    const auto& inouts = l.inouts[j % l.sets];
+    for (std::size_t a = 0; a < l.shape->args.size(); ++a) {
+      if (!inouts.empty() && l.shape->args[a].role == ArgRole::kInOut) {
+        std::memcpy(base + l.slot.offsets[a], inouts[a].data(), inouts[a].size());
+      }
+    }
+  }
+
+  // What slot j produced (outputs and inouts, in argument order).
+  Bytes Results(std::uint32_t j) const {
+    const ShapeLayout& l = *layout_;
+    const std::byte* base = arena_.data() + static_cast<std::uint64_t>(j) * l.slot.bytes;
+    Bytes bytes;
+    for (std::size_t a = 0; a < l.shape->args.size(); ++a) {
+      if (!IsResultRole(l.shape->args[a].role)) continue;
+      const std::byte* data = base + l.slot.offsets[a];
+      bytes.insert(bytes.end(), data, data + ArgBytes(l.shape->args[a]));
+    }
+    return bytes;
+  }
+
+  bool SameAsFirst(std::uint32_t j) const {
+    const ShapeLayout& l = *layout_;
+    const std::byte* base = arena_.data() + static_cast<std::uint64_t>(j) * l.slot.bytes;
+    const Bytes& first = first_[j % l.sets];
+    std::size_t at = 0;
+    for (std::size_t a = 0; a < l.shape->args.size(); ++a) {
+      if (!IsResultRole(l.shape->args[a].role)) continue;
+      const std::size_t bytes = ArgBytes(l.shape->args[a]);
+      if (bytes > 0 && std::memcmp(base + l.slot.offsets[a], first.data() + at, bytes) != 0) return false;
+      at += bytes;
+    }
+    return true;
+  }
+
+  // The first call on each input set: the outputs every later call on the
+  // same inputs must reproduce exactly.
+  std::optional<WorkerVerdict> FirstCalls(Deadline deadline) {
+    first_.clear();
+    for (int k = 0; k < layout_->sets; ++k) {
+      Prepare(static_cast<std::uint32_t>(k));
+      double seconds = 0;
+      if (auto bad = Run(static_cast<std::uint32_t>(k), 1, deadline, &seconds)) return bad;
+      first_.push_back(Results(static_cast<std::uint32_t>(k)));
+    }
+    return std::nullopt;
+  }
+  const std::vector<Bytes>& first() const { return first_; }
+
+  // Batches of growing size until kWarmupSeconds have passed; then sizes
+  // the batch so that a sample lasts about `sample_seconds`.
+  std::optional<WorkerVerdict> WarmUp(double sample_seconds, Deadline deadline) {
+    double spent = 0;
+    double per_call = 0;
+    std::uint32_t calls = 1;
     do {
-      Call();
-      ++calls;
-    } while (Since(start) < kWarmupSeconds);
-    const double per_call = Since(start) / static_cast<double>(calls);
-    batch_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(sample_seconds / std::max(per_call, 1e-9))));
+      for (std::uint32_t j = 0; j < calls; ++j) Prepare(j);
+      double seconds = 0;
+      if (auto bad = Run(0, calls, deadline, &seconds)) return bad;
+      spent += seconds;
+      per_call = seconds / calls;
+      calls = std::min(calls * 2, layout_->slots);
+    } while (spent < kWarmupSeconds);
+    batch_ = static_cast<std::uint32_t>(
+        std::clamp<double>(std::ceil(sample_seconds / std::max(per_call, 1e-9)), 1, layout_->slots));
+    return std::nullopt;
   }
 
-  void Sample() {
-    const auto start = Clock::now();
-    for (std::int64_t i = 0; i < batch_; ++i) Call();
-    const double seconds = Since(start);
+  // One timed sample; with `recheck`, some of its calls' outputs re-checked.
+  std::optional<WorkerVerdict> Sample(Deadline deadline, std::mt19937_64* recheck) {
+    for (std::uint32_t j = 0; j < batch_; ++j) Prepare(j);
+    double seconds = 0;
+    if (auto bad = Run(0, batch_, deadline, &seconds)) return bad;
     total_ += seconds;
-    samples_.push_back(seconds / static_cast<double>(batch_));
+    samples_.push_back(seconds / batch_);
+    if (recheck != nullptr) {
+      std::bernoulli_distribution pick(kRecheckShare);
+      const std::uint32_t forced = std::uniform_int_distribution<std::uint32_t>(0, batch_ - 1)(*recheck);
+      for (std::uint32_t j = 0; j < batch_; ++j) {
+        if ((j == forced || pick(*recheck)) && !SameAsFirst(j)) {
+          return WorkerVerdict{Outcome::kWrong,
+                               "outputs produced while timing differ: a timed call on input set " +
+                                   std::to_string(j % layout_->sets) + " of shape " + layout_->shape->label +
+                                   " did not reproduce the kernel's own first output on the same inputs"};
+        }
+      }
+    }
+    return std::nullopt;
   }
 
   bool Done(const Job& job) const {
     return (total_ >= job.min_time_s && static_cast<int>(samples_.size()) >= job.min_samples) ||
            samples_.size() >= kMaxSamples;
   }
-  // One more call on each buffer set, outputs poisoned first, as a timed
-  // call (a kernel counting its calls cannot tell it apart); appends that
-  // set's outputs and inouts to `out`.
-  void CallAndWriteOutputs(const JobShape& shape, std::ofstream& out) {
-    for (auto& set : sets_) {
-      set.PoisonOutputs(0);
-      entry_(set.Pointers());
-      for (std::size_t a = 0; a < set.size(); ++a) {
-        if (shape.args[a].role != ArgRole::kOutput && shape.args[a].role != ArgRole::kInOut) continue;
-        const auto bytes = set.Bytes(a);
-        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::vector<double>& samples() { return samples_; }
+  std::uint32_t batch() const { return batch_; }
+  double idle_cpu() const { return idle_cpu_; }
+  double idle_wall() const { return idle_wall_; }
+  double busy_cpu() const { return busy_cpu_; }
+  double busy_wall() const { return busy_wall_; }
+
+ private:
+  // A run, with the worker's CPU time before and after: what it used
+  // between runs is idle time it should not have used.
+  std::optional<WorkerVerdict> Run(std::uint32_t first, std::uint32_t calls, Deadline deadline, double* seconds) {
+    const auto now = Clock::now();
+    const double cpu_before = worker_.CpuSeconds();
+    if (last_cpu_ >= 0 && cpu_before >= 0) {
+      idle_cpu_ += cpu_before - last_cpu_;
+      idle_wall_ += std::chrono::duration<double>(now - last_end_).count();
+    }
+    if (auto bad = worker_.Run(first, calls, deadline, seconds)) return bad;
+    last_end_ = Clock::now();
+    last_cpu_ = worker_.CpuSeconds();
+    if (cpu_before >= 0 && last_cpu_ >= 0) {
+      busy_cpu_ += last_cpu_ - cpu_before;
+      busy_wall_ += *seconds;
+    }
+    return std::nullopt;
+  }
+
+  WorkerProcess& worker_;
+  SharedRegion& arena_;
+  std::string role_;
+  const ShapeLayout* layout_ = nullptr;
+  std::vector<Bytes> first_;
+  std::uint32_t batch_ = 1;
+  double total_ = 0;
+  std::vector<double> samples_;
+  double last_cpu_ = -1;
+  Clock::time_point last_end_;
+  double idle_cpu_ = 0, idle_wall_ = 0, busy_cpu_ = 0, busy_wall_ = 0;
+};
+
+ShapeLayout LayOut(const Job& job, int s, SharedRegion& inputs) {
+  const JobShape& shape = job.shapes[s];
+  ShapeLayout layout;
+  layout.shape = &shape;
+  layout.sets = job.buffer_sets;
+  layout.inputs = Place(shape, OnlyInputs);
+  layout.slot = Place(shape, NotInputs);
+  layout.slots = SlotsFor(layout.slot, layout.sets);
+  layout.inouts.resize(static_cast<std::size_t>(layout.sets));
+  for (int k = 0; k < layout.sets; ++k) {
+    std::byte* set = inputs.data() + static_cast<std::uint64_t>(k) * layout.inputs.bytes;
+    for (std::size_t a = 0; a < shape.args.size(); ++a) {
+      const JobArg& arg = shape.args[a];
+      if (arg.role == ArgRole::kInput) {
+        FillInput(arg, {job.seed, s, k}, static_cast<int>(a), set + layout.inputs.offsets[a]);
+      } else if (arg.role == ArgRole::kInOut) {
+        auto& inouts = layout.inouts[static_cast<std::size_t>(k)];
+        inouts.resize(shape.args.size());
+        inouts[a].resize(ArgBytes(arg));
+        FillInput(arg, {job.seed, s, k}, static_cast<int>(a), inouts[a].data());
       }
     }
   }
-  std::vector<double>& samples() { return samples_; }
-  std::int64_t batch() const { return batch_; }
+  return layout;
+}
 
- private:
-  void Call() {
-    entry_(sets_[next_].Pointers());
-    next_ = (next_ + 1) % sets_.size();
-  }
-
-  EntryFunction entry_;
-  std::vector<ArgSet> sets_;
-  std::size_t next_ = 0;
-  std::int64_t batch_ = 1;
-  double total_ = 0;
-  std::vector<double> samples_;
-};
+std::string Milliseconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", seconds * 1e3);
+  return text;
+}
 
 }  // namespace
 
 Status RunTiming(const Job& job, JobResult& result) {
   if (job.libraries.size() != 2) return Fail(Error::InvalidArgument("time mode takes two libraries"));
-  std::ofstream timed_out;  // opened before the sandbox, which refuses opening files for writing
+  const Deadline deadline = JobDeadline(job);
+  std::optional<OutputFile> timed_out;
   if (!job.timed_output_file.empty()) {
-    timed_out.open(job.timed_output_file, std::ios::binary | std::ios::trunc);
-    if (!timed_out) return Fail(Error::Io("cannot write " + job.timed_output_file.string()));
+    auto created = OutputFile::Create(job.timed_output_file);
+    if (!created) return Fail(created.error());
+    timed_out.emplace(std::move(*created));
   }
-  if (auto sandboxed = EnterSandbox(job); !sandboxed) return Fail(sandboxed.error());
-  auto candidate = KernelLibrary::Open(job.libraries[0]);
-  if (!candidate) return Fail(candidate.error());
-  auto reference = KernelLibrary::Open(job.libraries[1]);
-  if (!reference) return Fail(reference.error());
+  // One core for the supervisor and both workers (they inherit it): each
+  // call then runs where the supervisor prepared its memory, for the
+  // candidate and the reference alike, instead of wherever the scheduler
+  // happens to wake each worker. A kernel allowed threads gets every core.
+  if (!job.allow_threads) {
+    const int cpu = ::sched_getcpu();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    if (cpu >= 0) {
+      CPU_SET(cpu, &one);
+      (void)::sched_setaffinity(0, sizeof one, &one);
+    }
+  }
+  const Sizes sizes = SizesOf(job);
+  auto inputs = SharedRegion::Create("kestrel-inputs", sizes.inputs, true);
+  if (!inputs) return Fail(inputs.error());
+  auto candidate_arena = SharedRegion::Create("kestrel-arena", sizes.arena, false);
+  if (!candidate_arena) return Fail(candidate_arena.error());
+  auto reference_arena = SharedRegion::Create("kestrel-arena", sizes.arena, false);
+  if (!reference_arena) return Fail(reference_arena.error());
+
+  std::optional<WorkerVerdict> failed;
+  auto reference_worker =
+      WorkerProcess::Start(WorkerFor(job, job.libraries[1], "reference"), *reference_arena, *inputs, deadline, failed);
+  if (!reference_worker) return Fail(reference_worker.error());
+  if (failed) {
+    ForwardLog(**reference_worker);
+    ReportVerdict(result, *failed, "reference");
+    return {};
+  }
+  auto candidate_worker =
+      WorkerProcess::Start(WorkerFor(job, job.libraries[0], "candidate"), *candidate_arena, *inputs, deadline, failed);
+  if (!candidate_worker) return Fail(candidate_worker.error());
+  Timed cand(**candidate_worker, *candidate_arena, "candidate");
+  Timed ref(**reference_worker, *reference_arena, "reference");
+  const auto finish = [&](const std::optional<WorkerVerdict>& verdict, const std::string& role) -> Status {
+    ForwardLog(ref.worker());
+    ForwardLog(cand.worker());
+    if (verdict) ReportVerdict(result, *verdict, role);
+    return {};
+  };
+  if (failed) return finish(failed, "candidate");
+
+  std::random_device entropy;
+  std::mt19937_64 recheck((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
   const double sample_seconds =
       std::clamp(job.min_time_s / (4.0 * job.min_samples), kMinSampleSeconds, kMaxSampleSeconds);
   CacheFlusher flusher(job.flush_bytes);
 
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
-    Timed cand(candidate->entry(), job.shapes[s], job, s);
-    Timed ref(reference->entry(), job.shapes[s], job, s);
-    ref.WarmUp(sample_seconds);
-    cand.WarmUp(sample_seconds);
+    const ShapeLayout layout = LayOut(job, s, *inputs);
+    for (Timed* timed : {&ref, &cand}) {
+      if (auto bad = timed->Begin(layout, deadline)) return finish(bad, timed->role());
+      if (auto bad = timed->FirstCalls(deadline)) return finish(bad, timed->role());
+    }
+    for (Timed* timed : {&ref, &cand}) {
+      if (auto bad = timed->WarmUp(sample_seconds, deadline)) return finish(bad, timed->role());
+    }
     // Interleaved: a change of machine load hits both kernels alike.
     std::int64_t flushes = 0;
     while (!cand.Done(job) || !ref.Done(job)) {
       if (flusher.enabled()) flusher.Flush();
-      ref.Sample();
+      if (auto bad = ref.Sample(deadline, nullptr)) return finish(bad, "reference");
       if (flusher.enabled()) {
         flusher.Flush();
         ++flushes;
       }
-      cand.Sample();
+      if (auto bad = cand.Sample(deadline, &recheck)) return finish(bad, "candidate");
     }
-    if (timed_out.is_open()) cand.CallAndWriteOutputs(job.shapes[s], timed_out);
+    if (timed_out) {
+      for (const Bytes& first : cand.first()) {
+        if (auto written = timed_out->Write(first.data(), first.size()); !written) return written;
+      }
+    }
     ShapeSamples samples;
     samples.candidate = std::move(cand.samples());
     samples.reference = std::move(ref.samples());
@@ -150,11 +386,23 @@ Status RunTiming(const Job& job, JobResult& result) {
     samples.flushes = flushes;
     result.timings.push_back(std::move(samples));
   }
-  if (timed_out.is_open()) {
-    timed_out.close();
-    if (!timed_out) return Fail(Error::Io("cannot write " + job.timed_output_file.string()));
+  if (auto bad = cand.worker().Inspect()) return finish(bad, "candidate");
+  if (auto bad = ref.worker().Inspect()) return finish(bad, "reference");
+  // A kernel that keeps working after its calls return (a thread finishing
+  // the answer, or stealing the reference's time) is caught here.
+  if (cand.idle_cpu() > kIdleCpuSlackSeconds + kIdleCpuShare * cand.idle_wall()) {
+    return finish(WorkerVerdict{Outcome::kRejected, "the kernel kept running after its calls returned: " +
+                                                        Milliseconds(cand.idle_cpu()) + " of CPU time while idle (" +
+                                                        Milliseconds(cand.idle_wall()) + ")"},
+                  "candidate");
   }
-  return {};
+  std::printf("supervisor: candidate CPU time %s in %s timed, %s while idle in %s\n",
+              Milliseconds(cand.busy_cpu()).c_str(), Milliseconds(cand.busy_wall()).c_str(),
+              Milliseconds(cand.idle_cpu()).c_str(), Milliseconds(cand.idle_wall()).c_str());
+  if (timed_out) {
+    if (auto closed = timed_out->Close(); !closed) return closed;
+  }
+  return finish(std::nullopt, "candidate");
 }
 
 }  // namespace kestrel::runner

@@ -46,16 +46,24 @@ Check CheckCompiler(const std::string& compiler) {
 Check CheckRunner() {
   auto runner = DefaultRunnerPath();
   if (!runner) return {"runner", "fail", runner.error().message(), "build it: scripts/setup"};
-  return {"runner", "ok", runner->string(), ""};
+  auto worker = DefaultWorkerPath();
+  if (!worker) return {"runner", "fail", worker.error().message(), "build it: scripts/setup"};
+  return {"runner", "ok", runner->string() + " (supervisor), " + worker->string() + " (one per kernel)", ""};
 }
 
-Check CheckSandbox() {
+// One line per layer of the sandbox a kernel runs in (evaluators/sandbox.h);
+// a missing layer fails: LLM-written kernels are refused without it.
+std::vector<Check> CheckSandbox() {
   const SandboxReport report = DetectSandbox();
-  std::string state = report.bwrap && report.seccomp ? "ok" : report.seccomp ? "warn" : "fail";
-  std::string fix;
-  if (!report.bwrap) fix = "apt-get install bubblewrap, and allow unprivileged user namespaces";
-  if (!report.seccomp) fix += std::string(fix.empty() ? "" : "; ") + "a kernel with seccomp filters";
-  return {"sandbox", state, report.Summary(), fix};
+  std::vector<Check> checks;
+  for (const auto& [layer, state] : report.Layers()) {
+    const bool missing = state.rfind("MISSING", 0) == 0;
+    std::string fix;
+    if (missing && layer == "seccomp") fix = "a kernel with seccomp filters, and libseccomp";
+    if (missing && layer != "seccomp") fix = "apt-get install bubblewrap, and allow user namespaces";
+    checks.push_back({"sandbox: " + layer, missing ? "fail" : "ok", state, fix});
+  }
+  return checks;
 }
 
 // The command evaluator's commands (kind "command"): placeholders, and the
@@ -181,8 +189,11 @@ void AddDoctorCommand(CLI::App& app, Cli& cli) {
       if (!loaded) return (void)cli.Report(loaded.error());
       config = *loaded;
     }
-    std::vector<Check> checks = {CheckCompiler(config.evaluator.compiler), CheckRunner(), CheckSandbox(),
-                                 CheckGraphviz(), CheckTasks(cli), CheckDatabase(cli), CheckHost(), CheckCuda()};
+    std::vector<Check> checks = {CheckCompiler(config.evaluator.compiler), CheckRunner()};
+    for (Check& layer : CheckSandbox()) checks.push_back(std::move(layer));
+    for (Check check : {CheckGraphviz(), CheckTasks(cli), CheckDatabase(cli), CheckHost(), CheckCuda()}) {
+      checks.push_back(std::move(check));
+    }
     if (config.evaluator.kind == "command") checks.push_back(CheckCommandEvaluator(config.evaluator));
     bool any_llm = false;
     for (std::size_t i = 0; i < config.mutators.size(); ++i) {

@@ -270,6 +270,61 @@ TEST_SUITE("cli") {
     CHECK(dot.out.rfind("digraph", 0) == 0);
   }
 
+  TEST_CASE("a run whose seed kernel attacks the database leaves it intact and records the attack") {
+    // The seed looks for Kestrel's own descriptors on its database (through
+    // /proc, as a kernel in Kestrel's process tree could), truncates what
+    // it finds, and tries pidfd_getfd on every pid; then computes honestly.
+    Workspace workspace;
+    constexpr char kAttack[] = R"(#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+void axpy(const float* x, float* y, int64_t n) {
+  char path[64], target[512];
+  for (int pid = 1; pid < 4096; ++pid) {
+    for (int fd = 3; fd < 32; ++fd) {
+      std::snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, fd);
+      const ssize_t got = readlink(path, target, sizeof target - 1);
+      if (got <= 0) continue;
+      target[got] = 0;
+      if (std::strstr(target, "kestrel.db") == nullptr) continue;
+      const int stolen = open(path, O_RDWR);
+      if (stolen >= 0) ftruncate(stolen, 0);
+    }
+  }
+  for (int pid = 2; pid < 64; ++pid) {
+    const long pidfd = syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) continue;
+    for (int fd = 3; fd < 32; ++fd) {
+      const long stolen = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+      if (stolen >= 0) ftruncate(static_cast<int>(stolen), 0);
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;
+}
+)";
+    testing::WriteTask(workspace.tasks(), "attack_db", kAttack);
+    const Exec run = workspace.Run({"run", "--task", "attack_db", "--max-evals", "2", "--min-time", "0.01"});
+    INFO("stderr: " << run.err);
+    CHECK(run.code == 0);
+    auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
+    REQUIRE_MESSAGE(store.has_value(), store.error().message());
+    auto intact = (*store)->IntegrityOk();
+    REQUIRE(intact.has_value());
+    CHECK(*intact);
+    auto runs = (*store)->ListRuns();
+    REQUIRE(runs.has_value());
+    REQUIRE(runs->size() == 1);
+    auto nodes = (*store)->LoadNodes(runs->at(0).graph_id);
+    REQUIRE(nodes.has_value());
+    REQUIRE_FALSE(nodes->empty());
+    CHECK(nodes->front().status == NodeStatus::kRejected);
+    const json shown = ParseJson(workspace.Run({"show", std::to_string(nodes->front().id), "--json"}));
+    CHECK(Contains(shown.dump(), "sandbox: the kernel tried to"));
+  }
+
   TEST_CASE("exit codes: 2 for bad usage, config or task; 1 for runtime failures") {
     Workspace& workspace = Searched();
     SUBCASE("a config with an unknown field") {

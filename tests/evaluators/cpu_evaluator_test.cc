@@ -46,7 +46,7 @@ TEST_SUITE("cpu_evaluator") {
     const Measurement m = Eval("scale_ref");
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     MESSAGE("Evaluate of a trivial kernel: " << seconds << " s (measure " << m.eval_seconds << " s, build "
-                                              << m.build_seconds << " s)");
+                                              << m.build_seconds << " s), speedup " << m.speedup);
     REQUIRE(m.outcome == Outcome::kMeasured);
     CHECK(m.reason.empty());
     REQUIRE(m.shapes.size() == 1);

@@ -41,6 +41,7 @@ inline CpuEvaluatorOptions FastOptions() {
   options.run_timeout_s = 3;
   options.build_timeout_s = 60;
   options.runner_path = RunnerPath();
+  options.worker_path = WorkerPath();
   return options;
 }
 

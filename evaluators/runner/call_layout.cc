@@ -1,0 +1,73 @@
+#include "evaluators/runner/call_layout.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "evaluators/runner/inputs.h"
+
+namespace kestrel::runner {
+namespace {
+
+constexpr std::uint64_t kAlign = 64;
+constexpr std::uint64_t kStagger = 3 * kAlign;
+
+std::uint64_t Padded(std::uint64_t bytes) { return std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign); }
+
+template <class T>
+void Fill(std::byte* data, std::int64_t count, T value) {
+  std::fill_n(reinterpret_cast<T*>(data), count, value);
+}
+
+}  // namespace
+
+bool IsInputRole(ArgRole role) { return role == ArgRole::kInput || role == ArgRole::kInOut; }
+bool IsResultRole(ArgRole role) { return role == ArgRole::kOutput || role == ArgRole::kInOut; }
+
+std::uint64_t ArgBytes(const JobArg& arg) {
+  switch (arg.role) {
+    case ArgRole::kDim: return sizeof(std::int64_t);
+    case ArgRole::kScalar: return ScalarTypeSize(arg.type);
+    default: return static_cast<std::uint64_t>(arg.count) * ScalarTypeSize(arg.type);
+  }
+}
+
+Placement Place(const JobShape& shape, bool (*keep)(ArgRole)) {
+  Placement placement;
+  placement.offsets.assign(shape.args.size(), 0);
+  std::uint64_t at = 0;
+  int placed = 0;
+  for (std::size_t a = 0; a < shape.args.size(); ++a) {
+    if (!keep(shape.args[a].role)) continue;
+    const std::uint64_t bytes = ArgBytes(shape.args[a]);
+    if (bytes >= 4096 && placed > 0) at += kStagger * static_cast<std::uint64_t>(placed % 8);
+    placement.offsets[a] = at;
+    at += Padded(bytes);
+    ++placed;
+  }
+  placement.bytes = Padded(at);
+  return placement;
+}
+
+void WriteValues(const JobShape& shape, std::byte* base, const Placement& placement) {
+  for (std::size_t a = 0; a < shape.args.size(); ++a) {
+    const JobArg& arg = shape.args[a];
+    if (arg.role == ArgRole::kDim || arg.role == ArgRole::kScalar) WriteValue(arg, base + placement.offsets[a]);
+  }
+}
+
+void PoisonOutputs(const JobShape& shape, std::byte* base, const Placement& placement, int variant) {
+  for (std::size_t a = 0; a < shape.args.size(); ++a) {
+    const JobArg& arg = shape.args[a];
+    if (arg.role != ArgRole::kOutput) continue;
+    std::byte* data = base + placement.offsets[a];
+    if (arg.type == ScalarType::kF32) {
+      Fill<std::uint32_t>(data, arg.count, 0x7FC01234u + static_cast<std::uint32_t>(variant));
+    } else if (arg.type == ScalarType::kF64) {
+      Fill<std::uint64_t>(data, arg.count, 0x7FF8000000001234ULL + static_cast<std::uint64_t>(variant));
+    } else {
+      std::memset(data, variant == 0 ? 0xA5 : 0x5A, ArgBytes(arg));
+    }
+  }
+}
+
+}  // namespace kestrel::runner

@@ -1,0 +1,109 @@
+#pragma once
+// The supervisor's handle on one kestrel-worker (evaluators/worker/): the
+// process that loads one kernel and calls it when told. The supervisor
+// starts it in its sandbox, owns the clock around each batch of calls, reads
+// its CPU time, names the system calls its seccomp filter stopped, and
+// turns however it ended into a verdict.
+//
+// Sandbox (EVALUATION.md, "Isolation"): with bubblewrap, the worker gets
+// new user, PID, IPC, network, UTS and cgroup namespaces, no capabilities,
+// a new session, only its environment, and a file system of /usr (read
+// only), the loader's cache, the worker and the kernel library (read only)
+// and a fresh scratch folder as /tmp; it dies with the supervisor. Its
+// only descriptors are the control socket, the two shared regions and its
+// log pipe (stdout and stderr).
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/outcome.h"
+#include "evaluators/runner/shared_region.h"
+
+namespace kestrel::runner {
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+struct WorkerOptions {
+  std::filesystem::path worker;   // kestrel-worker
+  std::filesystem::path library;  // the kernel's shared object
+  std::string bwrap;              // bubblewrap's path; empty: no namespaces
+  bool seccomp = true;
+  bool threads = false;           // the kernel may start threads
+  std::vector<std::string> env;   // the worker's whole environment ("NAME=value")
+  std::filesystem::path scratch_parent;  // its scratch folder is made fresh in here
+  std::string role;               // "candidate", "reference": for messages
+  double timeout_s = 60;          // named in a timed-out verdict
+};
+
+// How a worker's job ended before it was done: the verdict reported.
+struct WorkerVerdict {
+  Outcome outcome = Outcome::kCrashed;
+  std::string reason;
+};
+
+class WorkerProcess {
+ public:
+  // Starts the worker and waits (until `deadline`) for it to load the
+  // kernel. An Error when the supervisor itself cannot (no memory, no
+  // fork); a verdict when the kernel failed to load or attacked on load.
+  static Result<std::unique_ptr<WorkerProcess>> Start(const WorkerOptions& options, const SharedRegion& arena,
+                                                      const SharedRegion& inputs, Deadline deadline,
+                                                      std::optional<WorkerVerdict>& failed);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // The call slots (worker/protocol.h): `places` holds slots * args words.
+  std::optional<WorkerVerdict> Layout(const std::vector<std::uint64_t>& places, std::uint32_t args,
+                                      Deadline deadline);
+  // Calls slots first .. first + calls - 1. On success *seconds is the wall
+  // time from sending the request to its kDone, by the supervisor's clock.
+  std::optional<WorkerVerdict> Run(std::uint32_t first, std::uint32_t calls, Deadline deadline, double* seconds);
+
+  // The worker's CPU time so far, all its threads (-1 when unknown).
+  double CpuSeconds() const;
+  // A system call its filter stopped since the last look, or stray bytes
+  // on its control socket: the verdict, without waiting.
+  std::optional<WorkerVerdict> Inspect();
+  // What it printed, trimmed; "" when nothing.
+  std::string TakeLog();
+  const std::string& role() const { return options_.role; }
+
+ private:
+  explicit WorkerProcess(const WorkerOptions& options) : options_(options) {}
+  Status Spawn(const SharedRegion& arena, const SharedRegion& inputs);
+  std::optional<WorkerVerdict> AwaitHello(Deadline deadline);
+  std::optional<WorkerVerdict> AwaitByte(Deadline deadline, char* byte);
+  std::optional<WorkerVerdict> Send(const void* data, std::size_t bytes, Deadline deadline);
+  std::optional<WorkerVerdict> TimedOut();
+  std::optional<WorkerVerdict> Ended();
+  std::optional<WorkerVerdict> Notified();
+  void FindWorkerPid();
+  void DrainLog();
+  void Kill();
+
+  WorkerOptions options_;
+  std::filesystem::path scratch_;
+  pid_t pid_ = -1;         // the child: bwrap, or the worker itself
+  pid_t worker_pid_ = -1;  // the worker, as this process sees it
+  int pidfd_ = -1;
+  int control_ = -1;
+  int log_ = -1;
+  int info_ = -1;          // bwrap's --info-fd
+  int notify_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+  std::string log_head_;
+  std::string log_tail_;
+  std::size_t log_dropped_ = 0;
+};
+
+}  // namespace kestrel::runner

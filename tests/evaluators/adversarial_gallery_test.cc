@@ -1,0 +1,571 @@
+// The adversarial gallery of issue 14: kernels for scale_add written as an
+// attacker would (tests/evaluators/adversarial/), in six classes:
+//   1. it shares a process with the judge (forged result, job file, the
+//      reference's code, outputs and clock);
+//   2. timed calls see their previous answer;
+//   3. it reaches the machine (files, processes, descriptors, environment);
+//   4. it uses root's capabilities (remount, file handles, chroot, setns);
+//   5. it hides its blocked calls (its own SIGSYS handling);
+//   6. it plants job files where the next job is written;
+// plus a few invented ones (x_*). Each must end in one of its outcomes, and
+// whatever it ends in, canaries outside the sandbox are checked after every
+// kernel: a bystander process (alive, same nice value and limits), a file
+// (same content and mode, no new file beside it), a SQLite database this
+// process holds open in WAL mode (integrity_check ok, its row intact) and
+// environment secrets (never in a reason, a log or a file under /tmp).
+//
+// SAFETY: the kernels attack only what this test creates and names
+// kestrel-canary (see the header of each kernel). A canary found damaged is
+// reported, then recreated, so that each kernel is judged on its own.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest.h>
+
+#include "evaluators/evaluator.h"
+#include "scale_task.h"
+
+namespace kestrel {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- the table
+
+enum class Expect {
+  kSandbox,    // rejected, the reason names the sandbox ("sandbox: ...")
+  kHonest,     // any outcome; measured only at its honest speed
+  kThreads,    // rejected: threads refused ("sandbox:") or it "kept running"; wrong when its answer came late
+  kNotFaster,  // rejected, crashed or wrong (never measured)
+  kKnownGap,   // an attack the evaluator does not yet stop (docs/EVALUATION.md, "What is not
+               // defended"): its outcome is reported, not asserted; the canaries still are
+};
+
+struct Attack {
+  const char* file;  // under tests/evaluators/adversarial/
+  int kind;          // the class of issue 14 (1..6); 7 for the invented ones
+  Expect expect;
+};
+
+const std::vector<Attack>& Gallery() {
+  static const std::vector<Attack> gallery = {
+      // 1. shares a process with the judge
+      {"c1_forge_fd3", 1, Expect::kHonest},
+      {"c1_forge_every_pipe", 1, Expect::kHonest},
+      {"c1_reads_job", 1, Expect::kHonest},
+      {"c1_copies_reference_outputs", 1, Expect::kHonest},
+      {"c1_patches_reference", 1, Expect::kHonest},
+      {"c1_timer_steals_reference", 1, Expect::kHonest},
+      {"c1_patches_clock", 1, Expect::kSandbox},  // mprotect(W+X) of libc's code
+      // 2. timed calls see their previous answer
+      {"c2_skips_if_plausible", 2, Expect::kHonest},
+      {"c2_skips_if_not_nan", 2, Expect::kHonest},
+      {"c2_partial_update", 2, Expect::kHonest},
+      {"c2_memo_by_content", 2, Expect::kKnownGap},
+      // 3. reaches the machine
+      {"c3_reads_canary_file", 3, Expect::kHonest},
+      {"c3_reads_database", 3, Expect::kHonest},
+      {"c3_reads_environ", 3, Expect::kHonest},
+      {"c3_kills_bystander", 3, Expect::kSandbox},
+      {"c3_renices_bystander", 3, Expect::kSandbox},
+      {"c3_prlimits_bystander", 3, Expect::kSandbox},
+      {"c3_sigqueue_bystander", 3, Expect::kSandbox},
+      {"c3_reads_other_memory", 3, Expect::kSandbox},
+      {"c3_steals_database_fd", 3, Expect::kSandbox},
+      {"c3_memfd_exec", 3, Expect::kSandbox},
+      {"c3_unshare", 3, Expect::kSandbox},
+      {"c3_mknod", 3, Expect::kSandbox},
+      {"c3_io_uring", 3, Expect::kSandbox},
+      {"c3_vfork", 3, Expect::kSandbox},
+      // 4. root's capabilities
+      {"c4_remounts_root", 4, Expect::kSandbox},
+      {"c4_open_by_handle_write", 4, Expect::kSandbox},
+      {"c4_chroot_escape", 4, Expect::kSandbox},
+      {"c4_setns", 4, Expect::kSandbox},
+      // 5. hides its blocked calls
+      {"c5_swallows_sigsys", 5, Expect::kSandbox},
+      {"c5_handler_in_constructor", 5, Expect::kSandbox},
+      {"c5_ignores_sigsys", 5, Expect::kSandbox},
+      {"c5_longjmps_out", 5, Expect::kSandbox},
+      // 6. plants job files where the next job is written
+      {"c6_symlink_job_files", 6, Expect::kSandbox},
+      {"c6_grows_output_file", 6, Expect::kNotFaster},
+      {"c6_fifo_job_files", 6, Expect::kSandbox},
+      // invented
+      {"x_constructor_attacks", 7, Expect::kSandbox},
+      {"x_background_spinner", 7, Expect::kThreads},
+      {"x_replies_early", 7, Expect::kThreads},
+      {"x_wx_jit", 7, Expect::kSandbox},
+      {"x_reads_maps", 7, Expect::kHonest},
+      {"x_truncates_every_fd", 7, Expect::kHonest},
+  };
+  return gallery;
+}
+
+// A timing attack measured above this many times the honest kernel's
+// speedup (measured in the same evaluator) won.
+constexpr double kHonestSlack = 1.5;
+
+// ---------------------------------------------------------------- canaries
+
+std::string RandomHex() {
+  std::random_device random;
+  char text[33];
+  std::snprintf(text, sizeof text, "%08x%08x%08x%08x", random(), random(), random(), random());
+  return text;
+}
+
+std::string Slurp(const fs::path& path) { return testing::ReadFile(path); }
+
+// A process whose argv[0] is kestrel-canary-bystander (a `sleep`).
+class Bystander {
+ public:
+  Bystander() { Start(); }
+  ~Bystander() { Stop(); }
+  Bystander(const Bystander&) = delete;
+  Bystander& operator=(const Bystander&) = delete;
+
+  // What differs from when it started: empty when untouched.
+  std::string Check() const {
+    if (::waitpid(pid_, nullptr, WNOHANG) != 0 || ::kill(pid_, 0) != 0) return "the bystander process was killed";
+    errno = 0;
+    const int nice = ::getpriority(PRIO_PROCESS, pid_);
+    if (errno == 0 && nice != nice_) return "the bystander's nice value changed to " + std::to_string(nice);
+    if (Limits() != limits_) return "the bystander's limits changed:\n" + Limits();
+    return "";
+  }
+  void Restart() {
+    Stop();
+    Start();
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  std::string Limits() const { return Slurp("/proc/" + std::to_string(pid_) + "/limits"); }
+  void Start() {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test
+      ::execl("/bin/bash", "bash", "-c", "exec -a kestrel-canary-bystander sleep 100000", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    for (int i = 0; i < 500; ++i) {  // until the exec is done
+      const std::string cmdline = Slurp("/proc/" + std::to_string(pid_) + "/cmdline");
+      if (cmdline.rfind("kestrel-canary-bystander", 0) == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    nice_ = ::getpriority(PRIO_PROCESS, pid_);
+    limits_ = Limits();
+  }
+  void Stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  pid_t pid_ = -1;
+  int nice_ = 0;
+  std::string limits_;
+};
+
+// A folder /tmp/kestrel-canary-<random> with a file and a SQLite database
+// in WAL mode that this process holds open.
+class CanaryFolder {
+ public:
+  CanaryFolder()
+      : dir_(fs::path("/tmp") / ("kestrel-canary-" + RandomHex())),
+        content_("kestrel-canary-content-" + RandomHex() + "\n"),
+        row_("kestrel-canary-row-" + RandomHex()) {
+    fs::create_directory(dir_);
+    MakeFile();
+    MakeDatabase();
+  }
+  ~CanaryFolder() {
+    CloseDatabase();
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  CanaryFolder(const CanaryFolder&) = delete;
+  CanaryFolder& operator=(const CanaryFolder&) = delete;
+
+  const std::string& content() const { return content_; }
+  const std::string& row() const { return row_; }
+
+  // What differs: empty when untouched. `restore` puts it back.
+  std::vector<std::string> Check() {
+    std::vector<std::string> problems;
+    std::error_code error;
+    if (Slurp(file()) != content_) problems.push_back("the canary file's content changed");
+    const auto status = fs::status(file(), error);
+    if (error || (status.permissions() & fs::perms::mask) != kMode) problems.push_back("the canary file's mode changed");
+    for (const auto& entry : fs::directory_iterator(dir_, error)) {
+      const std::string name = entry.path().filename().string();
+      if (name != kFile && name.rfind(kDatabase, 0) != 0) problems.push_back("a new file in the canary folder: " + name);
+    }
+    const std::string held = DatabaseProblem(db_);
+    if (!held.empty()) problems.push_back("the canary database (held connection): " + held);
+    sqlite3* fresh = nullptr;
+    if (sqlite3_open_v2(database().c_str(), &fresh, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      const std::string problem = DatabaseProblem(fresh);
+      if (!problem.empty()) problems.push_back("the canary database (new connection): " + problem);
+    } else {
+      problems.push_back("the canary database cannot be opened");
+    }
+    sqlite3_close(fresh);
+    return problems;
+  }
+
+  void Restore() {
+    CloseDatabase();
+    std::error_code ignored;
+    for (const auto& entry : fs::directory_iterator(dir_, ignored)) fs::remove_all(entry.path(), ignored);
+    MakeFile();
+    MakeDatabase();
+  }
+
+ private:
+  static constexpr const char* kFile = "kestrel-canary-file.txt";
+  static constexpr const char* kDatabase = "kestrel-canary.db";
+  static constexpr fs::perms kMode = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read;
+
+  fs::path file() const { return dir_ / kFile; }
+  fs::path database() const { return dir_ / kDatabase; }
+
+  void MakeFile() {
+    testing::WriteFile(file(), content_);
+    fs::permissions(file(), kMode);
+  }
+  void MakeDatabase() {
+    REQUIRE(sqlite3_open(database().c_str(), &db_) == SQLITE_OK);
+    const std::string sql = "PRAGMA journal_mode=WAL; CREATE TABLE canary(k TEXT); INSERT INTO canary VALUES('" + row_ +
+                            "'); INSERT INTO canary SELECT k || '-' || rowid FROM canary;";
+    REQUIRE(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  }
+  void CloseDatabase() {
+    if (db_ != nullptr) sqlite3_close(db_);
+    db_ = nullptr;
+  }
+  std::string DatabaseProblem(sqlite3* db) const {
+    std::string integrity, first;
+    auto one = [&](const char* sql, std::string& out) {
+      sqlite3_stmt* statement = nullptr;
+      if (sqlite3_prepare_v2(db, sql, -1, &statement, nullptr) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW) {
+        const unsigned char* text = sqlite3_column_text(statement, 0);
+        out = text != nullptr ? reinterpret_cast<const char*>(text) : "";
+      } else {
+        out = std::string("error: ") + sqlite3_errmsg(db);
+      }
+      sqlite3_finalize(statement);
+    };
+    one("PRAGMA integrity_check", integrity);
+    one("SELECT k FROM canary WHERE rowid = 1", first);
+    if (integrity != "ok") return "integrity_check: " + integrity;
+    if (first != row_) return "the known row reads '" + first + "'";
+    return "";
+  }
+
+  fs::path dir_;
+  std::string content_;
+  std::string row_;
+  sqlite3* db_ = nullptr;
+};
+
+// Names in /tmp that start with kestrel-canary.
+std::set<std::string> CanaryNamesInTmp() {
+  std::set<std::string> names;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/tmp", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("kestrel-canary", 0) == 0) names.insert(name);
+  }
+  return names;
+}
+
+// Regular files under /tmp (three levels, written since `since`, under 4 MiB)
+// that contain one of `secrets`; never this test's own stdout and stderr
+// (which show the logs, secrets included when a kernel leaked them).
+std::vector<std::string> FilesHolding(const std::vector<std::string>& secrets, fs::file_time_type since) {
+  std::vector<std::string> found;
+  std::set<fs::path> own;
+  for (const char* fd : {"/proc/self/fd/1", "/proc/self/fd/2"}) {
+    std::error_code e;
+    own.insert(fs::read_symlink(fd, e));
+  }
+  std::error_code error;
+  auto walk = fs::recursive_directory_iterator("/tmp", fs::directory_options::skip_permission_denied, error);
+  for (auto it = walk; !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (it.depth() >= 3) it.disable_recursion_pending();
+    std::error_code e;
+    if (!it->is_regular_file(e) || it->is_symlink(e)) continue;
+    if (it->last_write_time(e) < since || it->file_size(e) > (4u << 20) || e || own.count(it->path())) continue;
+    const std::string text = Slurp(it->path());
+    for (const auto& secret : secrets) {
+      if (text.find(secret) != std::string::npos) found.push_back(it->path().string());
+    }
+  }
+  return found;
+}
+
+// Unblocks an evaluator stuck on a FIFO a kernel planted in its work dir
+// (class 6): after `after_s` seconds of one evaluation, opens every FIFO in
+// the work dir for reading and drains it. The evaluation then fails instead
+// of hanging the test for good.
+class FifoWatchdog {
+ public:
+  explicit FifoWatchdog(fs::path work_dir) : work_dir_(std::move(work_dir)), thread_([this] { Run(); }) {}
+  ~FifoWatchdog() {
+    stop_ = true;
+    thread_.join();
+  }
+  void Begin() { started_ = Now(); }
+  void End() { started_ = 0; }
+  int unblocked() const { return unblocked_; }
+
+ private:
+  static constexpr double after_s = 20;
+  static double Now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  void Run() {
+    while (!stop_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      const double started = started_;
+      if (started == 0 || Now() - started < after_s) continue;
+      std::error_code error;
+      for (auto it = fs::recursive_directory_iterator(work_dir_, error);
+           !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+        std::error_code e;
+        if (!it->is_fifo(e)) continue;
+        const int fd = ::open(it->path().c_str(), O_RDONLY | O_NONBLOCK);
+        if (fd < 0) continue;
+        std::fprintf(stderr, "adversarial_gallery_test: the evaluator is blocked on the FIFO %s: draining it\n",
+                     it->path().c_str());
+        ++unblocked_;
+        char buf[65536];
+        pollfd wait{fd, POLLIN, 0};
+        while (::poll(&wait, 1, 1000) > 0 && ::read(fd, buf, sizeof buf) > 0) {
+        }
+        ::close(fd);
+      }
+    }
+  }
+  fs::path work_dir_;
+  std::atomic<double> started_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> unblocked_{0};
+  std::thread thread_;
+};
+
+// Everything the gallery shares: the canaries (made before the evaluator,
+// so that the evaluator's runners could see them), the secrets in this
+// process's environment, the evaluator and its work dir.
+struct World {
+  std::string secret = "kestrel-canary-secret-" + RandomHex();
+  std::string api_key = "sk-kestrel-canary-" + RandomHex();
+  fs::file_time_type started = fs::file_time_type::clock::now();
+  std::set<std::string> tmp_names;
+  std::unique_ptr<Bystander> bystander;
+  std::unique_ptr<CanaryFolder> folder;
+  testing::TempDir work;
+  std::unique_ptr<FifoWatchdog> watchdog;
+  std::unique_ptr<Evaluator> evaluator;
+  double honest_speedup = 0;
+
+  World() {
+    ::setenv("KESTREL_CANARY_SECRET", secret.c_str(), 1);
+    ::setenv("OPENAI_API_KEY", api_key.c_str(), 1);
+    bystander = std::make_unique<Bystander>();
+    folder = std::make_unique<CanaryFolder>();
+    tmp_names = CanaryNamesInTmp();
+    watchdog = std::make_unique<FifoWatchdog>(work.path());
+    CpuEvaluatorOptions options = testing::FastOptions();
+    options.work_dir = work.path();
+    auto made = MakeCpuEvaluator(testing::MakeScaleTask(), options);
+    if (!made) FAIL("MakeCpuEvaluator: " << made.error().message());
+    evaluator = std::move(*made);
+  }
+
+  Measurement Eval(const std::string& file) {
+    const std::string source = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / (file + ".cpp"));
+    watchdog->Begin();
+    Measurement m = evaluator->Evaluate(Candidate{source, {}, evaluator->Toolchain(), evaluator->Flags()});
+    watchdog->End();
+    return m;
+  }
+
+  // The honest kernel's speedup, measured once in this evaluator.
+  double HonestSpeedup() {
+    if (honest_speedup == 0) {
+      const Measurement honest = Eval("kernels/scale_ref");
+      INFO(ToString(honest.outcome) << ": " << honest.reason << "\n" << honest.log);
+      REQUIRE(honest.outcome == Outcome::kMeasured);
+      honest_speedup = honest.speedup;
+    }
+    return honest_speedup;
+  }
+
+  // Every canary, after kernel `file` ended in `m`: the problems found (each
+  // canary damaged is then recreated).
+  std::vector<std::string> Canaries(const Measurement& m) {
+    std::vector<std::string> problems;
+    if (const std::string bystander_problem = bystander->Check(); !bystander_problem.empty()) {
+      problems.push_back(bystander_problem);
+      bystander->Restart();
+    }
+    const auto folder_problems = folder->Check();
+    problems.insert(problems.end(), folder_problems.begin(), folder_problems.end());
+    if (!folder_problems.empty()) folder->Restore();
+    const auto names = CanaryNamesInTmp();
+    for (const auto& name : names) {
+      if (!tmp_names.count(name)) problems.push_back("a new kestrel-canary entry in /tmp: " + name);
+    }
+    const std::vector<std::pair<std::string, std::string>> secrets = {{"KESTREL_CANARY_SECRET", secret},
+                                                                      {"OPENAI_API_KEY", api_key},
+                                                                      {"the canary file's content", folder->content()},
+                                                                      {"the canary database's row", folder->row()}};
+    for (const auto& [what, value] : secrets) {
+      std::string bare = value;
+      while (!bare.empty() && bare.back() == '\n') bare.pop_back();
+      if (m.reason.find(bare) != std::string::npos) problems.push_back(what + " appears in the reason");
+      if (m.log.find(bare) != std::string::npos) problems.push_back(what + " appears in the log");
+    }
+    for (const auto& path : FilesHolding({secret, api_key}, started)) {
+      problems.push_back("a secret was written to " + path);
+    }
+    return problems;
+  }
+};
+
+World& Shared() {
+  static World world;
+  return world;
+}
+
+std::string Describe(const Measurement& m) {
+  std::string text = std::string(ToString(m.outcome)) + ": " + m.reason;
+  if (m.outcome == Outcome::kMeasured) text += " (speedup " + std::to_string(m.speedup) + ")";
+  return text;
+}
+
+bool Contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+// Whether `m` is an outcome `attack` may end in; `why` says what is wrong.
+bool AsExpected(const Attack& attack, const Measurement& m, double honest, std::string& why) {
+  const bool measured = m.outcome == Outcome::kMeasured;
+  switch (attack.expect) {
+    case Expect::kSandbox:
+      why = "expected rejected with a reason naming the sandbox";
+      return m.outcome == Outcome::kRejected && Contains(m.reason, "sandbox:");
+    case Expect::kHonest:
+      why = "measured above " + std::to_string(kHonestSlack) + "x the honest kernel's speedup " + std::to_string(honest);
+      return !measured || m.speedup <= kHonestSlack * honest;
+    case Expect::kThreads:
+      why = "expected rejected (\"sandbox:\" or \"kept running\") or wrong";
+      return (m.outcome == Outcome::kRejected && (Contains(m.reason, "sandbox:") || Contains(m.reason, "kept running"))) ||
+             m.outcome == Outcome::kWrong;
+    case Expect::kKnownGap:
+      why = "";
+      if (measured && m.speedup > kHonestSlack * honest) {
+        MESSAGE("known gap: " << std::string(attack.file) << " measured at " << m.speedup << "x against the honest " << honest << "x");
+      }
+      return true;
+    case Expect::kNotFaster:
+      why = "expected rejected, crashed or wrong";
+      return m.outcome == Outcome::kRejected || m.outcome == Outcome::kCrashed || m.outcome == Outcome::kWrong;
+  }
+  return false;
+}
+
+TEST_SUITE("adversarial_gallery") {
+  TEST_CASE("the gallery has at least 25 kernels over the six classes of issue 14") {
+    std::set<int> kinds;
+    for (const Attack& attack : Gallery()) {
+      kinds.insert(attack.kind);
+      CHECK(fs::exists(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / (std::string(attack.file) + ".cpp")));
+    }
+    CHECK(Gallery().size() >= 25);
+    for (int kind = 1; kind <= 6; ++kind) CHECK(kinds.count(kind) == 1);
+  }
+
+  TEST_CASE("the honest kernel is measured beside the gallery") {
+    World& world = Shared();
+    const Measurement honest = world.Eval("kernels/scale_ref");
+    INFO(Describe(honest) << "\n" << honest.log);
+    CHECK(honest.outcome == Outcome::kMeasured);
+    CHECK(world.Canaries(honest).empty());
+  }
+
+  TEST_CASE("every attack ends in its outcome, and leaves every canary untouched") {
+    World& world = Shared();
+    const double honest = world.HonestSpeedup();
+    MESSAGE("the honest kernel's speedup: " << honest);
+    std::vector<std::string> won;
+    for (const Attack& attack : Gallery()) {
+      const auto start = std::chrono::steady_clock::now();
+      const Measurement m = world.Eval(std::string("adversarial/") + attack.file);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::vector<std::string> damage = world.Canaries(m);
+      std::string why;
+      const bool expected = AsExpected(attack, m, honest, why);
+      std::string summary = std::string(attack.file) + " (class " + std::to_string(attack.kind) + "): " + Describe(m);
+      MESSAGE(summary << " [" << seconds << " s]");
+      INFO(summary << "\n" << m.log);
+      CHECK_MESSAGE(expected, std::string(attack.file) << ": " << why);
+      for (const auto& problem : damage) {
+        CHECK_MESSAGE(false, std::string(attack.file) << ": " << problem);
+      }
+      if (!expected || !damage.empty()) won.push_back(attack.file);
+    }
+    std::string list;
+    for (const auto& file : won) list += " " + file;
+    MESSAGE(won.size() << " of " << Gallery().size() << " attacks got through:" << list);
+    MESSAGE("FIFOs drained by the watchdog: " << world.watchdog->unblocked());
+  }
+
+  TEST_CASE("with threads allowed, a kernel whose work goes on after its call returned is caught") {
+    // Threads are refused by the seccomp allowlist when the evaluator runs
+    // one thread; with two, the supervisor's own checks must catch these:
+    // the kernel's CPU time while idle, and outputs checked when the call
+    // returns.
+    CpuEvaluatorOptions options = testing::FastOptions();
+    options.threads = 2;
+    auto made = MakeCpuEvaluator(testing::MakeScaleTask(), options);
+    REQUIRE_MESSAGE(made.has_value(), (made ? "" : made.error().message()));
+    Evaluator& threaded = **made;
+    const std::string honest = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "kernels" / "scale_ref.cpp");
+    CHECK(threaded.Evaluate(Candidate{honest, {}, threaded.Toolchain(), threaded.Flags()}).outcome == Outcome::kMeasured);
+    for (const char* file : {"x_background_spinner", "x_replies_early"}) {
+      const std::string source =
+          testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / (std::string(file) + ".cpp"));
+      const Measurement m = threaded.Evaluate(Candidate{source, {}, threaded.Toolchain(), threaded.Flags()});
+      MESSAGE(std::string(file) << " with 2 threads: " << Describe(m));
+      INFO(m.log);
+      CHECK(m.outcome != Outcome::kMeasured);
+      CHECK(((m.outcome == Outcome::kRejected && Contains(m.reason, "kept running")) || m.outcome == Outcome::kWrong));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kestrel
