@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/check.h"
 #include "search/engine_impl.h"
 
 namespace kestrel {
@@ -35,11 +36,21 @@ Engine::Impl::Impl(Store& store, const Task& task, Evaluator& evaluator, const R
       usd_spent_(options_.spent_usd) {}
 
 Result<RunSummary> Engine::Impl::Run() {
+  // During the run a broken invariant throws InvariantError: the stage that
+  // meets it stops the run ("error: internal error at ...") and the run ends
+  // as `failed` with its state saved, instead of aborting mid-write.
+  ThrowingChecks throwing_checks;
   start_ = Clock::now();
   summary_.run_id = options_.run_id;
-  if (auto status = LoadGraph(); !status) return Fail(status.error());
-  if (auto status = AddSeeds(); !status) return Fail(status.error());
-  if (auto status = RestoreState(); !status) return Fail(status.error());
+  try {
+    if (auto status = LoadGraph(); !status) return Fail(status.error());
+    if (auto status = AddSeeds(); !status) return Fail(status.error());
+    if (auto status = RestoreState(); !status) return Fail(status.error());
+  } catch (const InvariantError& error) {
+    const std::string reason = std::string("error: ") + error.what();
+    (void)store_.FinishRun(options_.run_id, "failed", reason);
+    return Fail(Error::Internal(reason));
+  }
   (void)store_.AddRunEvent(options_.run_id, "start",
                            nlohmann::json{{"nodes", graph_.NodeCount()}, {"pending", pending_.size()}}.dump());
 
@@ -89,6 +100,7 @@ Result<RunSummary> Engine::Impl::Run() {
             event.kind = Event::Kind::kMeasured;
             event.measurement.outcome = Outcome::kRejected;
             event.measurement.reason = std::string("evaluator error during build: ") + error.what();
+            if (dynamic_cast<const InvariantError*>(&error)) event.fatal = error.what();
           }
           return event;
         });
@@ -102,11 +114,13 @@ Result<RunSummary> Engine::Impl::Run() {
           } catch (const std::exception& error) {
             event.measurement.outcome = Outcome::kRejected;
             event.measurement.reason = std::string("evaluator error: ") + error.what();
+            if (dynamic_cast<const InvariantError*>(&error)) event.fatal = error.what();
           }
           try {
             Confirm(event);
-          } catch (const std::exception&) {
+          } catch (const std::exception& error) {
             event.confirmations.clear();  // unconfirmed: judged without a round
+            if (dynamic_cast<const InvariantError*>(&error)) event.fatal = error.what();
           }
           return event;
         });
@@ -120,8 +134,19 @@ Result<RunSummary> Engine::Impl::Run() {
     flow::make_edge(flow::output_port<2>(record), limiter.decrementer());
     std::jthread watcher([this](std::stop_token stop) { Watch(stop); });
     select.activate();
-    graph.wait_for_all();
-    FinalConfirmation();
+    try {
+      graph.wait_for_all();
+    } catch (const std::exception& error) {
+      // An exception that escaped a stage cancelled the flow graph.
+      std::lock_guard lock(mutex_);
+      StopLocked(std::string("error: ") + error.what());
+    }
+    try {
+      FinalConfirmation();  // not after an error stop
+    } catch (const InvariantError& error) {
+      std::lock_guard lock(mutex_);
+      StopLocked(std::string("error: ") + error.what());
+    }
     watcher.request_stop();
     changed_.notify_all();
   });
@@ -138,7 +163,9 @@ Result<RunSummary> Engine::Impl::Run() {
   const bool failed = summary_.stop_reason.rfind("error:", 0) == 0;
   const std::string status = failed ? "failed" : summary_.interrupted ? "interrupted" : "finished";
   (void)store_.AddRunEvent(options_.run_id, "stop",
-                           nlohmann::json{{"reason", summary_.stop_reason}, {"evaluations", summary_.evaluations}}.dump());
+                           engine::EventJson({{"reason", summary_.stop_reason},
+                                                             {"evaluations", summary_.evaluations},
+                                                             {"duplicates", summary_.duplicates}}));
   if (auto finished = store_.FinishRun(options_.run_id, status, summary_.stop_reason); !finished) {
     return Fail(finished.error());
   }

@@ -9,6 +9,8 @@
 
 #include <oneapi/tbb/flow_graph.h>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -65,6 +67,9 @@ struct Event {
   // From measure, when the result beat the incumbent: the re-measurements of
   // the confirmation round (the node and the incumbent, interleaved).
   std::vector<std::pair<NodeId, Measurement>> confirmations;
+  // A broken invariant met in a stage other than record (its message): the
+  // run stops with "error: MESSAGE".
+  std::string fatal;
 };
 
 // The candidate of a graph node, kept in memory so that stages other than
@@ -81,6 +86,10 @@ struct CandidateRef {
 std::uint64_t SelectionSeed(std::uint64_t run_seed, std::uint64_t selection);
 
 std::string FirstLine(const std::string& text);
+
+// A run event's detail: text from outside (an LLM's reply quoted in an
+// error, a mutator's note) may be invalid UTF-8; it is replaced, not thrown.
+std::string EventJson(const nlohmann::json& detail);
 
 }  // namespace engine
 
@@ -106,6 +115,7 @@ class Engine::Impl {
   std::string SaveStateLocked() const;
   // Source body: the next work item, or stop. Runs serially.
   WorkItem Next(tbb::flow_control& control);
+  WorkItem NextItem(tbb::flow_control& control);
   std::optional<std::string> StopReasonLocked() const;
   // The watcher thread's body: budgets, signals and the status line.
   void Watch(std::stop_token stop);
@@ -120,6 +130,7 @@ class Engine::Impl {
   enum class Route { kBuild, kMeasure, kDone };
   Route Record(Event& event, Job& out);
   Route RecordProposal(Event& event, Job& out);
+  void RecordDuplicate(Event& event, NodeId existing);
   void RecordResult(const Event& event);
 
   // engine_confirm.cc
@@ -167,6 +178,10 @@ class Engine::Impl {
   std::unordered_map<NodeId, int> made_by_;     // mutator index of nodes made by this run
   std::unordered_map<NodeId, int> fix_depth_;   // fix edges on the way to a node made by this run
   std::deque<std::string> recent_failures_;     // newest last, a few
+  // Expansions in a row of a parent that were duplicates; at the limit the
+  // parent is exhausted (a model that only repeats known kernels for it).
+  static constexpr int kDuplicateStreakLimit = 3;
+  std::unordered_map<NodeId, int> duplicate_streak_;
   std::uint64_t selections_ = 0;  // selections made by the run, earlier sessions included
   int in_flight_ = 0;             // work items between select and their release
   int unstarted_ = 0;             // of those, the ones not yet sent to build

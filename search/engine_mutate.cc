@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/check.h"
 #include "search/engine_impl.h"
 
 namespace kestrel {
@@ -67,6 +68,10 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
       MutationResult result = mutators_[index]->Expand(parent, rng, is_known);
       if (take(result, static_cast<int>(index))) return event;
     }
+  } catch (const InvariantError& error) {
+    event.kind = Event::Kind::kDeclined;
+    event.exhausted = false;
+    event.fatal = error.what();
   } catch (const std::exception& error) {
     event.kind = Event::Kind::kDeclined;
     event.note = std::string("mutator failed: ") + error.what();

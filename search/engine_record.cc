@@ -27,6 +27,7 @@ Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
   const bool from_mutate = event.kind == Event::Kind::kEvaluate || event.kind == Event::Kind::kDeclined ||
                            event.kind == Event::Kind::kProposed;
   if (from_mutate) --unstarted_;
+  if (!event.fatal.empty()) StopLocked("error: " + event.fatal);
   if (event.budget_spent) StopLocked("usd");
   switch (event.kind) {
     case Event::Kind::kEvaluate:
@@ -38,11 +39,11 @@ Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
       if (event.exhausted) strategy_->MarkExhausted(event.parent);
       for (const std::string& note : event.declines) {
         (void)store_.AddRunEvent(options_.run_id, "mutator_declined",
-                                 nlohmann::json{{"parent", event.parent}, {"reason", note}}.dump());
+                                 engine::EventJson({{"parent", event.parent}, {"reason", note}}));
       }
       if (!event.note.empty()) {
         (void)store_.AddRunEvent(options_.run_id, "mutator_error",
-                                 nlohmann::json{{"parent", event.parent}, {"error", event.note}}.dump());
+                                 engine::EventJson({{"parent", event.parent}, {"error", event.note}}));
       }
       return Route::kDone;
     case Event::Kind::kProposed:
@@ -70,14 +71,10 @@ Engine::Impl::Route Engine::Impl::RecordProposal(Event& event, Job& out) {
     Proposal& proposal = *event.proposal;
     const std::string identity = proposal.candidate.Identity();
     if (auto existing = graph_.FindByIdentity(identity)) {
-      // No work twice: the proposal becomes an edge to the existing node.
-      EdgeRecord edge{event.parent, *existing, "duplicate", options_.run_id, proposal.mutation, 0};
-      if (auto status = store_.AddEdge(edge); !status) Fatal(status.error());
-      graph_.AddDerivation(event.parent, *existing, "duplicate");
-      StoreCalls(event, *existing);
-      ++summary_.duplicates;
+      RecordDuplicate(event, *existing);
       return Route::kDone;
     }
+    duplicate_streak_.erase(event.parent);
     NodeRecord record;
     record.graph_id = options_.graph_id;
     record.run_id = options_.run_id;
@@ -110,6 +107,25 @@ Engine::Impl::Route Engine::Impl::RecordProposal(Event& event, Job& out) {
     out = Job{*id, std::move(proposal.candidate), {}};
     ++started_;
     return Route::kBuild;
+}
+
+// No work twice: a proposal of a node already in the graph (the parent
+// itself, an ancestor, a descendant, a candidate in flight) becomes a
+// "duplicate" edge to it, never a self-edge, and derive/fix edges only ever
+// point at new nodes, so every lineage still ends at a seed. A parent whose
+// expansions keep repeating known nodes is exhausted, so a run whose every
+// reply is a duplicate ends ("exhausted") instead of asking forever.
+void Engine::Impl::RecordDuplicate(Event& event, NodeId existing) {
+  const Proposal& proposal = *event.proposal;
+  EdgeRecord edge{event.parent, existing, "duplicate", options_.run_id, proposal.mutation, 0};
+  if (auto status = store_.RecordDuplicate(edge); !status) Fatal(status.error());
+  if (existing != event.parent) graph_.AddDerivation(event.parent, existing, "duplicate");
+  StoreCalls(event, existing);
+  ++summary_.duplicates;
+  if (proposal.edge_kind != "fix" && ++duplicate_streak_[event.parent] >= kDuplicateStreakLimit) {
+    strategy_->MarkExhausted(event.parent);
+    duplicate_streak_.erase(event.parent);
+  }
 }
 
 void Engine::Impl::RecordResult(const Event& event) {
@@ -153,7 +169,7 @@ void Engine::Impl::MaybeQueueFix(const Job& job, const Measurement& measurement)
 
 void Engine::Impl::StoreCalls(Event& event, std::optional<NodeId> node) {
   for (const std::string& stop : event.stops) {
-    (void)store_.AddRunEvent(options_.run_id, "mutator_stopped", nlohmann::json{{"reason", stop}}.dump());
+    (void)store_.AddRunEvent(options_.run_id, "mutator_stopped", engine::EventJson({{"reason", stop}}));
     progress_.Event("kestrel: " + stop + "; the search goes on without it");
   }
   for (LlmCallRecord& call : event.calls) {

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/check.h"
 #include "search/engine_impl.h"
 #include "search/graph_loader.h"
 #include "search/stop.h"
@@ -19,6 +20,10 @@ std::uint64_t SelectionSeed(std::uint64_t run_seed, std::uint64_t selection) {
 }
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string EventJson(const nlohmann::json& detail) {
+  return detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 }  // namespace engine
 
@@ -79,12 +84,15 @@ std::string Engine::Impl::SaveStateLocked() const {
     const auto depth = fix_depth_.find(fix.node);
     fixes.push_back({{"node", fix.node}, {"mutator", fix.mutator}, {"depth", depth == fix_depth_.end() ? 0 : depth->second}});
   }
+  nlohmann::json streaks = nlohmann::json::array();
+  for (const auto& [node, count] : duplicate_streak_) streaks.push_back({node, count});
   return nlohmann::json{{"version", 1},
                         {"selections", selections_},
                         {"since_best", since_best_},
                         {"incumbent", incumbent_},
                         {"strategy", strategy_->SaveState()},
-                        {"fixes", fixes}}
+                        {"fixes", fixes},
+                        {"duplicate_streaks", streaks}}
       .dump();
 }
 
@@ -102,6 +110,9 @@ Status Engine::Impl::RestoreState() {
     }
     if (auto restored = strategy_->RestoreState(state.at("strategy")); !restored) {
       return Fail(restored.error().WithContext(where));
+    }
+    for (const nlohmann::json& streak : state.value("duplicate_streaks", nlohmann::json::array())) {
+      duplicate_streak_[streak.at(0).get<NodeId>()] = streak.at(1).get<int>();
     }
     for (const nlohmann::json& fix : state.at("fixes")) {
       const NodeId node = fix.at("node").get<NodeId>();
@@ -143,6 +154,19 @@ void Engine::Impl::StopLocked(const std::string& reason) {
 }
 
 Engine::Impl::WorkItem Engine::Impl::Next(tbb::flow_control& control) {
+  try {
+    return NextItem(control);
+  } catch (const InvariantError& error) {
+    // A broken invariant while selecting (the strategy, the graph): the run
+    // stops with its state saved, like any other stop.
+    std::lock_guard lock(mutex_);
+    StopLocked(std::string("error: ") + error.what());
+    control.stop();
+    return {};
+  }
+}
+
+Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (auto reason = StopReasonLocked()) {

@@ -22,6 +22,10 @@ Result<LoadedGraph> LoadSearchGraph(Store& store, std::int64_t graph_id) {
   if (!edges) return Fail(edges.error());
   for (const NodeRecord& record : *nodes) loaded.graph.AddNode(ToGraphNode(record));
   for (const EdgeRecord& edge : *edges) {
+    // A self-edge says nothing about where a node came from; databases
+    // written before duplicates of the parent itself were kept edge-free
+    // (each is a run event now) may hold one.
+    if (edge.parent == edge.child) continue;
     loaded.graph.AddDerivation(edge.parent, edge.child, edge.kind);
     if (edge.kind != "duplicate") loaded.graph.NoteExpansion(edge.parent);
   }

@@ -52,7 +52,7 @@ std::string MessagesJson(const LlmRequest& request) {
   for (const LlmMessage& message : request.messages) {
     messages.push_back({{"role", message.role}, {"content", message.content}});
   }
-  return messages.dump();
+  return messages.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 class LlmMutator final : public Mutator {

@@ -299,6 +299,13 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
   if (!store) return Fail(store.error());
   auto run = ChooseRunToResume(**store, resume.run_id);
   if (!run) return Fail(run.error());
+  if (run->status == "failed" && !resume.retry) {
+    return Fail(Error::Internal(fmt::format(
+        "run {} stopped with an error and is not resumed: {}\nResuming it would meet the same failure: it is a "
+        "bug in Kestrel (please report it with this message). Once a Kestrel with the fix is installed, `kestrel "
+        "resume --run {} --retry` continues it from its saved state.",
+        run->id, run->stop_reason, run->id)));
+  }
   const std::string origin = fmt::format("{}: run {}'s saved config", options.db_path.string(), run->id);
   nlohmann::json saved;
   try {

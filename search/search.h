@@ -57,11 +57,14 @@ struct ResumeOptions {
   std::optional<std::int64_t> run_id;              // default: the newest unfinished run
   std::optional<Seconds> extra_time;               // extends the time budget
   std::optional<std::int64_t> extra_evaluations;   // extends the evaluation budget
+  bool retry = false;  // continue a run that stopped with an error (a fixed Kestrel)
 };
 
 // Continues a run with its saved config and the budget it has left (time
 // and evaluations already spent are counted); nodes it left in flight are
-// evaluated first. The run keeps its id.
+// evaluated first. The run keeps its id. A run that stopped with an error
+// (status `failed`) is refused, saying why it stopped, unless `retry`: it
+// would only meet the same failure again.
 Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions& options);
 
 }  // namespace kestrel

@@ -96,6 +96,11 @@ class Store {
   // Idempotent: an edge with the same (parent, child, kind) is kept as it
   // was. An unknown parent or child is NotFound.
   Status AddEdge(const EdgeRecord& edge);
+  // A proposal that was an existing node, in one transaction: a "duplicate"
+  // edge parent -> child (none when the proposal repeated its parent itself:
+  // no self-edges) and a run event "duplicate" {"parent", "node",
+  // "mutation"}, one per proposal, so a run's duplicates can be counted.
+  Status RecordDuplicate(const EdgeRecord& edge);
   // The node of `graph_id` with this identity, if any.
   Result<std::optional<std::int64_t>> FindNode(std::int64_t graph_id, const std::string& identity);
   // Leaves the node's speedup alone. NotFound for an unknown node.

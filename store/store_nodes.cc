@@ -2,6 +2,8 @@
 #include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "store/codec.h"
 #include "store/store.h"
 #include "store/store_impl.h"
@@ -140,6 +142,27 @@ Status Store::AddEdge(const EdgeRecord& edge) {
   auto insert = impl_->Prepare(kOp, kInsertEdge);
   if (!insert) return Fail(insert.error());
   if (auto done = BindEdge(**insert, edge, edge.child); !done) return done;
+  return transaction->Commit();
+}
+
+Status Store::RecordDuplicate(const EdgeRecord& edge) {
+  constexpr std::string_view kOp = "RecordDuplicate";
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  if (edge.parent != edge.child) {
+    auto insert = impl_->Prepare(kOp, kInsertEdge);
+    if (!insert) return Fail(insert.error());
+    EdgeRecord duplicate = edge;
+    duplicate.kind = "duplicate";
+    if (auto done = BindEdge(**insert, duplicate, edge.child); !done) return done;
+  }
+  auto event = impl_->Prepare(kOp, "INSERT INTO run_events (run_id, at, kind, detail_json) VALUES (?1, ?2, ?3, ?4)");
+  if (!event) return Fail(event.error());
+  const std::string detail =
+      nlohmann::json{{"parent", edge.parent}, {"node", edge.child}, {"mutation", edge.mutation}}.dump(
+          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  (*event)->BindId(1, edge.run_id).Bind(2, OrNow(edge.created_at)).Bind(3, std::string("duplicate")).Bind(4, detail);
+  if (auto done = (*event)->Run(); !done) return done;
   return transaction->Commit();
 }
 

@@ -1,6 +1,7 @@
-// kestrel resume [--run ID] [--time D] [--max-evals N]: continue an
+// kestrel resume [--run ID] [--time D] [--max-evals N] [--retry]: continue an
 // interrupted or finished run with its saved config; --time and --max-evals
-// extend its budget.
+// extend its budget. A run that stopped with an error is refused (saying why)
+// unless --retry.
 
 #include <iostream>
 #include <memory>
@@ -17,6 +18,7 @@ struct ResumeFlags {
   std::int64_t run = 0;
   std::string time;
   std::int64_t max_evals = 0;
+  bool retry = false;
   ProgressFlags progress;
   bool json = false;
 };
@@ -29,12 +31,15 @@ void AddResumeCommand(CLI::App& app, Cli& cli) {
   resume->add_option("--run", flags->run, "the run to continue")->check(CLI::PositiveNumber);
   resume->add_option("--time", flags->time, "extend the time budget by this much: 90s, 10m, 8h, 1h30m");
   resume->add_option("--max-evals", flags->max_evals, "extend the evaluation budget by N")->check(CLI::PositiveNumber);
+  resume->add_flag("--retry", flags->retry,
+                   "continue a run that stopped with an error (once a Kestrel with the fix is installed)");
   AddProgressFlags(*resume, flags->progress);
   resume->add_flag("--json", flags->json, "print the run's summary as JSON");
   resume->callback([flags, &cli] {
     ResumeOptions resume_options;
     if (flags->run > 0) resume_options.run_id = flags->run;
     if (flags->max_evals > 0) resume_options.extra_evaluations = flags->max_evals;
+    resume_options.retry = flags->retry;
     if (!flags->time.empty()) {
       auto duration = ParseDuration(flags->time);
       if (!duration) return (void)cli.Report(duration.error().WithContext("--time"));
