@@ -1,0 +1,382 @@
+// LLM replies are untrusted input: whatever a model answers becomes a
+// recorded outcome, never an abort. The real `kestrel` binary searches a tiny
+// task against CorpusProvider (both wire formats) with the fix loop on; the
+// command evaluator runs a bash harness that reads markers in the kernel, so
+// hundreds of expansions stay cheap. Some seeds are SIGKILLed or interrupted
+// at random points and resumed. After each seed: no abort (exit 0 or 130, or
+// our SIGKILL), every call stored, every lineage reaches a seed, no identity
+// timed twice, integrity_check ok, and each session's counters equal what it
+// added to the database.
+
+#include <doctest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_workspace.h"
+#include "testing.h"
+#include "tests/cli/corpus_provider.h"
+#include "tests/search_llm/scripted_server.h"
+
+using namespace kestrel;
+using nlohmann::json;
+using testing::CorpusProvider;
+using testing::Exec;
+using testing::Process;
+using testing::Workspace;
+
+namespace {
+
+constexpr char kKeyEnv[] = "KESTREL_LLM_PROPERTY_TEST_KEY";
+
+constexpr char kTask[] = R"({
+  "name": "prop",
+  "description": "y[i] = 2*x[i] + 1, judged by a harness that reads markers",
+  "language": "cpp",
+  "entry": "axpy",
+  "args": [
+    {"name": "x", "role": "input", "type": "f32", "shape": ["n"]},
+    {"name": "y", "role": "output", "type": "f32", "shape": ["n"]},
+    {"name": "n", "role": "dim"}
+  ],
+  "shapes": [{"n": 1000}],
+  "check_shapes": [{"n": 7}],
+  "tolerance": {"rtol": 1e-5, "atol": 1e-6},
+  "reference": "reference.cpp",
+  "seeds": ["seed.cpp"]
+})";
+
+constexpr char kReference[] = R"(// fake:reference
+#include <cstdint>
+void axpy(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;
+}
+)";
+
+constexpr char kBuild[] = R"(grep -q 'fake:broken' "$1" && { echo "kernel.cpp:2: error: 'broken' was not declared"; exit 1; }
+exit 0
+)";
+
+// Appends "sha256 knobs" to the log for each candidate it times (not the
+// reference), then answers wrong or measured with the marker's speedup.
+constexpr char kHarness[] = R"(src=$1; answer=$2; nonce=$3; knobs=$4; log=$5
+grep -q 'fake:reference' "$src" || echo "$(sha256sum < "$src" | cut -c1-64) $knobs" >> "$log"
+if grep -q 'fake:wrong' "$src"; then
+  printf '{"protocol":1,"nonce":"%s","outcome":"wrong","reason":"y[3] is 9, the reference has 7"}' "$nonce" > "$answer"
+  exit 0
+fi
+speed=$(sed -n 's/.*fake:speed \([0-9.]*\).*/\1/p' "$src" | head -n 1)
+c=$(awk "BEGIN { printf \"%.9f\", 0.001 / ${speed:-1} }")
+printf '{"protocol":1,"nonce":"%s","outcome":"measured","shapes":[{"shape":{"n":1000},"candidate_s":[%s,%s,%s],"reference_s":[0.001,0.001,0.001],"max_abs_error":0,"max_rel_error":0}]}' "$nonce" "$c" "$c" "$c" > "$answer"
+)";
+
+void WritePropTask(Workspace& workspace) {
+  const auto dir = workspace.tasks() / "prop";
+  testing::WriteFile(dir / "task.json", kTask);
+  testing::WriteFile(dir / "reference.cpp", kReference);
+  testing::WriteFile(dir / "seed.cpp", testing::kCorpusSeed);
+  testing::WriteFile(dir / "build.sh", kBuild);
+  testing::WriteFile(dir / "harness.sh", kHarness);
+}
+
+std::string WriteConfig(Workspace& workspace, const std::string& base_url, const std::string& wire,
+                        std::uint64_t seed, int evaluations) {
+  ::setenv(kKeyEnv, "sk-property-test", 1);
+  ::setenv("NO_PROXY", "127.0.0.1", 1);
+  ::setenv("no_proxy", "127.0.0.1", 1);
+  const json config = {
+      {"task", "prop"},
+      {"mutators",
+       {{{"kind", "llm"}, {"provider", wire}, {"model", "corpus-model"}, {"base_url", base_url},
+         {"api_key_env", kKeyEnv}, {"timeout_s", 20}, {"max_tokens", 1000},
+         {"price_per_mtok", {{"input", 1.0}, {"output", 2.0}}}}}},
+      {"evaluator",
+       {{"kind", "command"},
+        {"build", {"bash", "{task_dir}/build.sh", "{source}"}},
+        {"run", {"bash", "{task_dir}/harness.sh", "{source}", "{answer}", "{nonce}", "{knobs}", "{task_dir}/timed.log"}},
+        {"min_time", 0},
+        {"min_samples", 3},
+        {"timeout_s", 20}}},
+      {"budget", {{"evaluations", evaluations}, {"time", "60s"}}},
+      {"parallel", {{"compile_jobs", 2}, {"measure_slots", 1}, {"max_in_flight", 3}}},
+      {"confirm", {{"top", 0}, {"rounds", 0}}},
+      {"max_fix_rounds", 2},
+      {"seed", seed}};
+  const auto path = workspace.path() / "run.json";
+  testing::WriteFile(path, config.dump(2));
+  return path.string();
+}
+
+// One SQL query's rows as strings, on a read-only connection.
+std::vector<std::vector<std::string>> Query(const Workspace& workspace, const std::string& sql) {
+  std::vector<std::vector<std::string>> rows;
+  if (!std::filesystem::exists(workspace.db())) return rows;
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(workspace.db().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  REQUIRE_MESSAGE(sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK, sql);
+  while (sqlite3_step(statement) == SQLITE_ROW) {
+    std::vector<std::string> row;
+    for (int i = 0; i < sqlite3_column_count(statement); ++i) {
+      const auto* text = sqlite3_column_text(statement, i);
+      row.push_back(text ? reinterpret_cast<const char*>(text) : "");
+    }
+    rows.push_back(std::move(row));
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return rows;
+}
+
+std::int64_t Number(const Workspace& workspace, const std::string& sql) {
+  const auto rows = Query(workspace, sql);
+  return rows.empty() || rows[0].empty() || rows[0][0].empty() ? 0 : std::stoll(rows[0][0]);
+}
+
+// What the database holds of run 1, to compare with a session's summary.
+struct Counts {
+  std::int64_t evaluations = 0, duplicates = 0, calls = 0;
+  std::map<std::string, std::int64_t> outcomes;
+};
+
+Counts CountRun(const Workspace& workspace) {
+  Counts counts;
+  counts.evaluations = Number(workspace, "SELECT count(*) FROM measurements WHERE run_id = 1 AND purpose = 'search'");
+  counts.duplicates = Number(workspace, "SELECT count(*) FROM run_events WHERE run_id = 1 AND kind = 'duplicate'");
+  counts.calls = Number(workspace, "SELECT count(*) FROM llm_calls WHERE run_id = 1");
+  for (const auto& row : Query(workspace, "SELECT outcome, count(*) FROM measurements WHERE run_id = 1 AND "
+                                          "purpose = 'search' GROUP BY outcome")) {
+    counts.outcomes[row[0]] = std::stoll(row[1]);
+  }
+  return counts;
+}
+
+// A session that ended by itself: exit 0 or 130, and its summary counts
+// exactly what it added to the database.
+void CheckSession(const Exec& exec, const Counts& before, const Counts& after) {
+  REQUIRE_MESSAGE((exec.code == 0 || exec.code == 130), "exit " << exec.code << ": " << exec.err);
+  const json summary = json::parse(exec.out);
+  CHECK(summary.at("evaluations").get<std::int64_t>() == after.evaluations - before.evaluations);
+  CHECK(summary.at("duplicates").get<std::int64_t>() == after.duplicates - before.duplicates);
+  std::int64_t outcomes = 0;
+  for (const auto& [outcome, count] : summary.at("outcomes").items()) {
+    const auto was = before.outcomes.count(outcome) ? before.outcomes.at(outcome) : 0;
+    const auto now = after.outcomes.count(outcome) ? after.outcomes.at(outcome) : 0;
+    CHECK_MESSAGE(count.get<std::int64_t>() == now - was, outcome);
+    outcomes += count.get<std::int64_t>();
+  }
+  CHECK(outcomes == after.evaluations - before.evaluations);
+  const std::string reason = summary.at("stop_reason");
+  CHECK(reason.rfind("error", 0) != 0);
+}
+
+// The graph's invariants: no self-edge, each non-seed node has exactly one
+// derive/fix parent, and following those parents reaches a seed.
+void CheckLineages(const Workspace& workspace) {
+  CHECK(Number(workspace, "SELECT count(*) FROM edges WHERE parent_id = child_id") == 0);
+  std::map<std::int64_t, std::int64_t> parent;
+  std::map<std::int64_t, int> parents;
+  for (const auto& row : Query(workspace, "SELECT parent_id, child_id FROM edges WHERE kind IN ('derive', 'fix')")) {
+    parent[std::stoll(row[1])] = std::stoll(row[0]);
+    ++parents[std::stoll(row[1])];
+  }
+  std::set<std::int64_t> seeds;
+  const auto nodes = Query(workspace, "SELECT id, mutation FROM nodes");
+  for (const auto& row : nodes) {
+    if (row[1].rfind("seed:", 0) == 0) seeds.insert(std::stoll(row[0]));
+  }
+  for (const auto& row : nodes) {
+    std::int64_t id = std::stoll(row[0]);
+    if (!seeds.count(id)) CHECK_MESSAGE(parents[id] == 1, "node " << id);
+    std::size_t steps = 0;
+    while (!seeds.count(id) && parent.count(id) && steps <= nodes.size()) {
+      id = parent[id];
+      ++steps;
+    }
+    CHECK_MESSAGE(seeds.count(id) == 1, "node " << row[0] << " does not reach a seed");
+  }
+}
+
+// Waits up to `timeout` for the process; nullopt while it runs.
+std::optional<Exec> WaitFor(const Process& process, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (auto done = Workspace::Poll(process)) return done;
+    if (std::chrono::steady_clock::now() >= end) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+struct SeedResult {
+  std::int64_t requests = 0;
+  int kills = 0;
+};
+
+// One seed: a run, perhaps killed or interrupted at random points and
+// resumed until it ends by itself; then the checks.
+SeedResult SearchOneSeed(std::uint64_t seed) {
+  CAPTURE(seed);
+  Workspace workspace;
+  WritePropTask(workspace);
+  CorpusProvider provider(seed);
+  const std::string wire = seed % 2 == 0 ? "openai" : "anthropic";
+  const std::string config = WriteConfig(workspace, provider.BaseUrl(), wire, seed, 14);
+  std::mt19937_64 rng(seed * 7919);
+  // Seeds 1, 4, 7...: SIGKILL once or twice; 2, 7, 12...: SIGINT once.
+  int kills_left = seed % 3 == 1 ? 1 + static_cast<int>(seed % 2) : 0;
+  bool interrupt = seed % 5 == 2;
+  SeedResult result;
+  for (int session = 0; session < 8; ++session) {
+    const Counts before = CountRun(workspace);
+    // A session killed before it created the run starts it again.
+    const bool started = !Query(workspace, "SELECT id FROM runs").empty();
+    const Process process = started ? workspace.Spawn({"resume", "--run", "1", "--quiet", "--json"})
+                                    : workspace.Spawn({"run", config, "--quiet", "--json"});
+    std::optional<Exec> exec;
+    if (kills_left > 0 || interrupt) {
+      const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int>(150, 1500)(rng));
+      exec = WaitFor(process, delay);
+      if (!exec) {
+        ::kill(process.pid, kills_left > 0 ? SIGKILL : SIGINT);
+        if (kills_left > 0) {
+          --kills_left;
+          ++result.kills;
+          const Exec killed = Workspace::Wait(process);
+          CHECK(killed.code == 128 + SIGKILL);
+          CHECK(Number(workspace, "SELECT count(*) FROM runs WHERE status = 'failed'") == 0);
+          continue;
+        }
+        interrupt = false;
+      }
+    }
+    if (!exec) exec = Workspace::Wait(process);
+    CheckSession(*exec, before, CountRun(workspace));
+    if (Query(workspace, "SELECT status FROM runs WHERE id = 1").at(0).at(0) == "finished") break;
+  }
+  CHECK(Query(workspace, "SELECT status FROM runs WHERE id = 1").at(0).at(0) == "finished");
+  // Every call stored: the provider answered what the database holds (a
+  // SIGKILL may lose the replies of the calls then in flight, at most 3).
+  result.requests = provider.requests();
+  const std::int64_t stored = Number(workspace, "SELECT count(*) FROM llm_calls");
+  if (result.kills == 0) {
+    CHECK(stored == result.requests);
+  } else {
+    CHECK(stored <= result.requests);
+    CHECK(stored >= result.requests - 3 * result.kills);
+  }
+  CheckLineages(workspace);
+  // No identity timed twice: one search measurement per node, and the harness
+  // timed each (source, knobs) once (a killed session may lose one in flight).
+  CHECK(Number(workspace, "SELECT count(*) FROM (SELECT node_id FROM measurements WHERE purpose = 'search' "
+                          "GROUP BY node_id HAVING count(*) > 1)") == 0);
+  std::map<std::string, int> timed;
+  std::istringstream log(testing::ReadFile(workspace.tasks() / "prop" / "timed.log"));
+  int repeats = 0;
+  for (std::string line; std::getline(log, line);) repeats += ++timed[line] > 1 ? 1 : 0;
+  CHECK(repeats <= result.kills * 3);
+  CHECK(Query(workspace, "PRAGMA integrity_check").at(0).at(0) == "ok");
+  CHECK(Number(workspace, "SELECT count(*) FROM runs WHERE stop_reason LIKE 'error%'") == 0);
+  return result;
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+  TEST_CASE("any reply a model gives becomes a recorded outcome: 24 seeds, both wire formats, kills and resumes") {
+    const auto start = std::chrono::steady_clock::now();
+    std::int64_t expansions = 0;
+    int kills = 0;
+    constexpr std::uint64_t kSeeds = 24;
+    for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
+      const SeedResult result = SearchOneSeed(seed);
+      expansions += result.requests;
+      kills += result.kills;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    MESSAGE(kSeeds << " seeds, " << expansions << " expansions (LLM requests), " << kills << " SIGKILLs, "
+                   << seconds << " s");
+    CHECK(expansions >= 500);
+    CHECK(kills >= 8);
+  }
+
+  TEST_CASE("a provider that always repeats the parent or one kernel: the run ends by itself, duplicates counted") {
+    for (const bool same_kernel : {false, true}) {
+      CAPTURE(same_kernel);
+      Workspace workspace;
+      WritePropTask(workspace);
+      // Replies: always the parent unchanged, or always one faster kernel.
+      testing::ScriptedServer server({{200, json{{"choices", {{{"message", {{"role", "assistant"},
+          {"content", same_kernel ? "```cpp\n// fake:speed 1.31\n#include <cstdint>\nvoid axpy(const float* x, float* y, "
+                                    "int64_t n) {\n  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;\n}\n```\n"
+                                  : std::string("```cpp\n") + testing::kCorpusSeed + "```\n"}}}, {"finish_reason", "stop"}}}},
+          {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 10}}}}.dump()}});
+      const Exec run =
+          workspace.Run({"run", WriteConfig(workspace, server.BaseUrl(), "openai", 1, 50), "--quiet", "--json"});
+      REQUIRE_MESSAGE(run.code == 0, run.err);
+      const json summary = json::parse(run.out);
+      CHECK(summary.at("stop_reason") == "exhausted");
+      CHECK(summary.at("duplicates").get<std::int64_t>() >= 3);
+      CHECK(summary.at("duplicates").get<std::int64_t>() == CountRun(workspace).duplicates);
+      CHECK(summary.at("evaluations").get<std::int64_t>() == (same_kernel ? 2 : 1));
+      CHECK(Number(workspace, "SELECT count(*) FROM edges WHERE parent_id = child_id") == 0);
+      CHECK(Number(workspace, "SELECT count(*) FROM llm_calls") == static_cast<std::int64_t>(server.requests()));
+      CheckLineages(workspace);
+      // And it can be resumed (extended) without meeting anything broken.
+      const Exec resumed = workspace.Run({"resume", "--run", "1", "--max-evals", "2", "--quiet", "--json"});
+      CHECK_MESSAGE(resumed.code == 0, resumed.err);
+    }
+  }
+
+  TEST_CASE("a broken invariant stops the run with stop reason error, saved; resume says why and refuses") {
+    Workspace workspace;
+    WritePropTask(workspace);
+    CorpusProvider provider(3);
+    const Exec run = workspace.Run({"run", WriteConfig(workspace, provider.BaseUrl(), "openai", 3, 4), "--quiet", "--json"});
+    REQUIRE_MESSAGE(run.code == 0, run.err);
+    // Corrupt the graph: the seed gets a derive parent among its own
+    // descendants, so following first parents goes round a cycle.
+    const std::string child =
+        Query(workspace, "SELECT child_id FROM edges WHERE kind = 'derive' ORDER BY id LIMIT 1").at(0).at(0);
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(workspace.db().c_str(), &db) == SQLITE_OK);
+    const std::string sql = "INSERT INTO edges (parent_id, child_id, kind, run_id, mutation, created_at) VALUES (" +
+                            child + ", 1, 'derive', 1, 'corrupt', 0)";
+    REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+
+    const Exec failed = workspace.Run({"resume", "--run", "1", "--max-evals", "4", "--quiet"});
+    CHECK(failed.code == 1);  // not an abort (134)
+    CHECK(failed.err.find("first parents form a cycle") != std::string::npos);
+    const auto rows = Query(workspace, "SELECT status, stop_reason, state_json FROM runs WHERE id = 1");
+    CHECK(rows.at(0).at(0) == "failed");
+    CHECK(rows.at(0).at(1).rfind("error: internal error at ", 0) == 0);
+    CHECK(rows.at(0).at(1).find("check 'path.size() <= vertex_count' failed") != std::string::npos);
+    CHECK(json::parse(rows.at(0).at(2)).contains("selections"));
+    CHECK(Query(workspace, "PRAGMA integrity_check").at(0).at(0) == "ok");
+
+    const std::int64_t events = Number(workspace, "SELECT count(*) FROM run_events");
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"resume", "--quiet"}, std::vector<std::string>{"resume", "--run", "1", "--quiet"}}) {
+      const Exec refused = workspace.Run(args);
+      CHECK(refused.code == 1);
+      CHECK(refused.err.find("run 1 stopped with an error and is not resumed") != std::string::npos);
+      CHECK(refused.err.find("first parents form a cycle") != std::string::npos);
+      CHECK(refused.err.find("--retry") != std::string::npos);
+    }
+    CHECK(Number(workspace, "SELECT count(*) FROM run_events") == events);  // nothing started
+    // --retry goes back in (and meets the same corrupt graph: stopped again, not aborted).
+    const Exec retried = workspace.Run({"resume", "--run", "1", "--retry", "--max-evals", "4", "--quiet"});
+    CHECK(retried.code == 1);
+    CHECK(retried.err.find("first parents form a cycle") != std::string::npos);
+  }
+}
