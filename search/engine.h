@@ -25,6 +25,11 @@
 // Budgets: time, evaluations, usd (LLM spend, calls in flight reserved by the
 // mutators) and plateau. Any stop but the evaluation budget cancels the LLM
 // calls in flight (Mutator::Cancel).
+//
+// A proposal of a node already in the graph (its parent, an ancestor, a node
+// in flight) is a duplicate: an edge and a run event, never a self-edge. A
+// broken KESTREL_CHECK during Run throws (ThrowingChecks) and stops the run
+// with stop reason "error: internal error at ...", its state saved.
 
 #include <cstdint>
 #include <iosfwd>

@@ -230,7 +230,7 @@ SeedResult SearchOneSeed(std::uint64_t seed) {
   WritePropTask(workspace);
   CorpusProvider provider(seed);
   const std::string wire = seed % 2 == 0 ? "openai" : "anthropic";
-  const std::string config = WriteConfig(workspace, provider.BaseUrl(), wire, seed, 14);
+  const std::string config = WriteConfig(workspace, provider.BaseUrl(), wire, seed, 7);
   std::mt19937_64 rng(seed * 7919);
   // Seeds 1, 4, 7...: SIGKILL once or twice; 2, 7, 12...: SIGINT once.
   int kills_left = seed % 3 == 1 ? 1 + static_cast<int>(seed % 2) : 0;
@@ -244,7 +244,7 @@ SeedResult SearchOneSeed(std::uint64_t seed) {
                                     : workspace.Spawn({"run", config, "--quiet", "--json"});
     std::optional<Exec> exec;
     if (kills_left > 0 || interrupt) {
-      const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int>(150, 1500)(rng));
+      const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int>(300, 4000)(rng));
       exec = WaitFor(process, delay);
       if (!exec) {
         ::kill(process.pid, kills_left > 0 ? SIGKILL : SIGINT);
@@ -292,11 +292,11 @@ SeedResult SearchOneSeed(std::uint64_t seed) {
 }  // namespace
 
 TEST_SUITE("cli") {
-  TEST_CASE("any reply a model gives becomes a recorded outcome: 24 seeds, both wire formats, kills and resumes") {
+  TEST_CASE("any reply a model gives becomes a recorded outcome: 20 seeds, both wire formats, kills and resumes") {
     const auto start = std::chrono::steady_clock::now();
     std::int64_t expansions = 0;
     int kills = 0;
-    constexpr std::uint64_t kSeeds = 24;
+    constexpr std::uint64_t kSeeds = 20;
     for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
       const SeedResult result = SearchOneSeed(seed);
       expansions += result.requests;
@@ -306,7 +306,7 @@ TEST_SUITE("cli") {
     MESSAGE(kSeeds << " seeds, " << expansions << " expansions (LLM requests), " << kills << " SIGKILLs, "
                    << seconds << " s");
     CHECK(expansions >= 500);
-    CHECK(kills >= 8);
+    CHECK(kills >= 5);
   }
 
   TEST_CASE("a provider that always repeats the parent or one kernel: the run ends by itself, duplicates counted") {
