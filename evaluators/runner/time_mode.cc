@@ -197,11 +197,19 @@ class Timed {
 
   // One timed sample; with `recheck`, some of its calls' outputs re-checked.
   std::optional<WorkerVerdict> Sample(Deadline deadline, std::mt19937_64* recheck) {
+    const auto prepare_start = Clock::now();
     for (std::uint32_t j = 0; j < batch_; ++j) Prepare(j);
+    prepare_s_ += std::chrono::duration<double>(Clock::now() - prepare_start).count();
     double seconds = 0;
     if (auto bad = Run(0, batch_, deadline, &seconds)) return bad;
     total_ += seconds;
     samples_.push_back(seconds / batch_);
+    const auto recheck_start = Clock::now();
+    struct Add {
+      double& to;
+      Clock::time_point from;
+      ~Add() { to += std::chrono::duration<double>(Clock::now() - from).count(); }
+    } add{recheck_s_, recheck_start};
     if (recheck != nullptr) {
       std::bernoulli_distribution pick(kRecheckShare);
       const std::uint32_t forced = std::uniform_int_distribution<std::uint32_t>(0, batch_ - 1)(*recheck);
@@ -227,6 +235,8 @@ class Timed {
   double idle_wall() const { return idle_wall_; }
   double busy_cpu() const { return busy_cpu_; }
   double busy_wall() const { return busy_wall_; }
+  double prepare_s() const { return prepare_s_; }
+  double recheck_s() const { return recheck_s_; }
 
  private:
   // A run, with the worker's CPU time before and after: what it used
@@ -259,6 +269,7 @@ class Timed {
   double last_cpu_ = -1;
   Clock::time_point last_end_;
   double idle_cpu_ = 0, idle_wall_ = 0, busy_cpu_ = 0, busy_wall_ = 0;
+  double prepare_s_ = 0, recheck_s_ = 0;  // the supervisor's own work around samples
 };
 
 ShapeLayout LayOut(const Job& job, int s, SharedRegion& inputs) {
@@ -353,15 +364,24 @@ Status RunTiming(const Job& job, JobResult& result) {
       std::clamp(job.min_time_s / (4.0 * job.min_samples), kMinSampleSeconds, kMaxSampleSeconds);
   CacheFlusher flusher(job.flush_bytes);
 
+  const auto job_start = Clock::now();
+  double layout_s = 0, first_s = 0, warmup_s = 0;
+  const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
+    auto phase = Clock::now();
     const ShapeLayout layout = LayOut(job, s, *inputs);
+    layout_s += since(phase);
+    phase = Clock::now();
     for (Timed* timed : {&ref, &cand}) {
       if (auto bad = timed->Begin(layout, deadline)) return finish(bad, timed->role());
       if (auto bad = timed->FirstCalls(deadline)) return finish(bad, timed->role());
     }
+    first_s += since(phase);
+    phase = Clock::now();
     for (Timed* timed : {&ref, &cand}) {
       if (auto bad = timed->WarmUp(sample_seconds, deadline)) return finish(bad, timed->role());
     }
+    warmup_s += since(phase);
     // Interleaved: a change of machine load hits both kernels alike.
     std::int64_t flushes = 0;
     while (!cand.Done(job) || !ref.Done(job)) {
@@ -399,6 +419,10 @@ Status RunTiming(const Job& job, JobResult& result) {
   std::printf("supervisor: candidate CPU time %s in %s timed, %s while idle in %s\n",
               Milliseconds(cand.busy_cpu()).c_str(), Milliseconds(cand.busy_wall()).c_str(),
               Milliseconds(cand.idle_cpu()).c_str(), Milliseconds(cand.idle_wall()).c_str());
+  std::printf("supervisor: %s in all: inputs %s, first calls %s, warm-up %s, preparing samples %s, re-checks %s\n",
+              Milliseconds(since(job_start)).c_str(), Milliseconds(layout_s).c_str(), Milliseconds(first_s).c_str(),
+              Milliseconds(warmup_s).c_str(), Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(),
+              Milliseconds(cand.recheck_s()).c_str());
   if (timed_out) {
     if (auto closed = timed_out->Close(); !closed) return closed;
   }
