@@ -74,6 +74,8 @@ Job CpuEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem::
     job.flush_bytes = llc > 0 ? std::min(2 * llc, std::int64_t{128} << 20) : std::int64_t{64} << 20;
   }
   job.worker = worker_;
+  job.rtol = task_.tolerance.rtol;
+  job.atol = task_.tolerance.atol;
   job.bwrap = sandbox_.bwrap && !sandbox_.unconfined ? sandbox_.bwrap_path : "";
   job.seccomp = sandbox_.seccomp && !sandbox_.unconfined;
   job.allow_threads = options_.threads > 1;

@@ -133,7 +133,9 @@ std::string JobToJson(const Job& job) {
               {"seccomp", job.seccomp},
               {"allow_threads", job.allow_threads},
               {"worker_env", job.worker_env},
-              {"timeout_s", job.timeout_s}};
+              {"timeout_s", job.timeout_s},
+              {"rtol", job.rtol},
+              {"atol", job.atol}};
   out["libraries"] = json::array();
   for (const auto& library : job.libraries) out["libraries"].push_back(library.string());
   out["shapes"] = json::array();
@@ -165,6 +167,8 @@ Result<Job> ParseJob(const std::string& text) {
     job.bwrap = in.value("bwrap", std::string());
     job.worker_env = in.value("worker_env", std::vector<std::string>());
     job.timeout_s = in.value("timeout_s", 60.0);
+    job.rtol = in.value("rtol", 1e-4);
+    job.atol = in.value("atol", 1e-7);
     for (const auto& library : in.at("libraries")) job.libraries.emplace_back(library.get<std::string>());
     for (const auto& shape : in.at("shapes")) {
       JobShape parsed;

@@ -66,6 +66,10 @@ struct Job {
   bool allow_threads = false;         // with seccomp: clone(CLONE_THREAD) allowed
   std::vector<std::string> worker_env;  // the worker's whole environment
   double timeout_s = 60;              // the whole job's wall clock, kept by the supervisor
+  // Time mode: the task's tolerance, for the supervisor's re-check of timed
+  // calls against the reference's on the same (freshly perturbed) inputs.
+  double rtol = 1e-4;
+  double atol = 1e-7;
 };
 
 // One output or inout buffer in the output file.

@@ -115,6 +115,8 @@ void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte*
   }
 }
 
+void StoreValue(ScalarType type, double value, std::byte* out, std::int64_t index) { StoreAs(type, value, out, index); }
+
 void WriteValue(const JobArg& arg, std::byte* out) {
   if (arg.role == ArgRole::kDim) {
     const auto value = static_cast<std::int64_t>(arg.value);

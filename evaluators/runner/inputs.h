@@ -60,6 +60,10 @@ class ArgSet {
 // `arg`, deterministically from `key` and the arg's index.
 void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte* out);
 
+// `value` converted to `type` (integers rounded and clamped) at element
+// `index` of `out`.
+void StoreValue(ScalarType type, double value, std::byte* out, std::int64_t index);
+
 // A dim's value as an int64, a scalar's as its type, at `out`.
 void WriteValue(const JobArg& arg, std::byte* out);
 

@@ -1,9 +1,13 @@
 // RunTiming: see modes.h. Candidate and reference each run in a worker of
 // their own; this process (the supervisor) owns the clock, prepares every
 // call (outputs poisoned, dims and inouts restored) outside the timed
-// interval, re-checks the outputs of randomly chosen timed calls against
-// the kernel's first output on the same inputs, bit for bit, and watches
-// the candidate's CPU time while it should be idle.
+// interval, and watches the candidate's CPU time while it should be idle.
+// Every call slot has inputs of its own, and before each round a few of
+// their elements are drawn afresh, so that no two timed calls see the same
+// inputs (a kernel cannot answer from a memo of earlier calls). In each
+// round the reference runs a window of the candidate's slots chosen at
+// random after the candidate ran, and randomly chosen calls in that window
+// are re-checked against the reference's on the same inputs.
 
 #include <sched.h>
 
@@ -33,6 +37,7 @@ constexpr std::size_t kMaxSamples = 100000;
 constexpr std::uint64_t kSlotBudgetBytes = 64ULL << 20;  // call slots per kernel, beyond the input sets
 constexpr std::uint32_t kMaxSlots = 4096;
 constexpr double kRecheckShare = 0.25;       // timed calls whose outputs are re-checked
+constexpr int kPerturbedElements = 8;        // per input and call slot, drawn afresh before each round
 constexpr double kIdleCpuSlackSeconds = 0.02;
 constexpr double kIdleCpuShare = 0.05;
 
@@ -64,29 +69,34 @@ struct Sizes {
   std::uint64_t arena = 64;  // the call slots of the largest shape
 };
 
-std::uint32_t SlotsFor(const Placement& slot, int sets) {
-  const auto fit = static_cast<std::uint32_t>(std::min<std::uint64_t>(kSlotBudgetBytes / slot.bytes, kMaxSlots));
+// Call slots of a shape: as many as fit the budget (inputs and outputs),
+// at least one per input set.
+std::uint32_t SlotsFor(const Placement& inputs, const Placement& slot, int sets) {
+  const auto fit =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(kSlotBudgetBytes / (inputs.bytes + slot.bytes), kMaxSlots));
   return std::max(static_cast<std::uint32_t>(sets), fit);
 }
 
 Sizes SizesOf(const Job& job) {
   Sizes sizes;
   for (const auto& shape : job.shapes) {
-    sizes.inputs = std::max(sizes.inputs, Place(shape, OnlyInputs).bytes * static_cast<std::uint64_t>(job.buffer_sets));
+    const Placement inputs = Place(shape, OnlyInputs);
     const Placement slot = Place(shape, NotInputs);
-    sizes.arena = std::max(sizes.arena, slot.bytes * SlotsFor(slot, job.buffer_sets));
+    const std::uint64_t slots = SlotsFor(inputs, slot, job.buffer_sets);
+    sizes.inputs = std::max(sizes.inputs, inputs.bytes * slots);
+    sizes.arena = std::max(sizes.arena, slot.bytes * slots);
   }
   return sizes;
 }
 
-// One shape as laid out for both workers: input sets in the shared
-// read-only region, call slots in each worker's own arena. Slot j reads
-// input set j % sets.
+// One shape as laid out for both workers: each call slot's inputs in the
+// shared read-only region, its outputs in each worker's own arena. Slot j
+// starts from input set j % sets.
 struct ShapeLayout {
   const JobShape* shape = nullptr;
   int sets = 1;
-  Placement inputs;  // one input set; set k starts at k * inputs.bytes
-  Placement slot;    // one call slot; slot j starts at j * slot.bytes
+  Placement inputs;  // one slot's inputs; slot j's start at j * inputs.bytes
+  Placement slot;    // one slot's outputs, inouts, dims and scalars; slot j's at j * slot.bytes
   std::uint32_t slots = 1;
   std::vector<std::vector<Bytes>> inouts;  // per set, per argument: the pristine inouts
 
@@ -95,7 +105,7 @@ struct ShapeLayout {
     for (std::uint32_t j = 0; j < slots; ++j) {
       for (std::size_t a = 0; a < shape->args.size(); ++a) {
         places.push_back(shape->args[a].role == ArgRole::kInput
-                             ? worker::kInputsRegion | ((j % sets) * inputs.bytes + inputs.offsets[a])
+                             ? worker::kInputsRegion | (j * inputs.bytes + inputs.offsets[a])
                              : j * slot.bytes + slot.offsets[a]);
       }
     }
@@ -148,80 +158,50 @@ class Timed {
     return bytes;
   }
 
-  bool SameAsFirst(std::uint32_t j) const {
-    const ShapeLayout& l = *layout_;
-    const std::byte* base = arena_.data() + static_cast<std::uint64_t>(j) * l.slot.bytes;
-    const Bytes& first = first_[j % l.sets];
-    std::size_t at = 0;
-    for (std::size_t a = 0; a < l.shape->args.size(); ++a) {
-      if (!IsResultRole(l.shape->args[a].role)) continue;
-      const std::size_t bytes = ArgBytes(l.shape->args[a]);
-      if (bytes > 0 && std::memcmp(base + l.slot.offsets[a], first.data() + at, bytes) != 0) return false;
-      at += bytes;
-    }
-    return true;
-  }
+  const std::byte* Slot(std::uint32_t j) const { return arena_.data() + static_cast<std::uint64_t>(j) * layout_->slot.bytes; }
 
-  // The first call on each input set: the outputs every later call on the
-  // same inputs must reproduce exactly.
-  std::optional<WorkerVerdict> FirstCalls(Deadline deadline) {
-    first_.clear();
-    for (int k = 0; k < layout_->sets; ++k) {
-      Prepare(static_cast<std::uint32_t>(k));
-      double seconds = 0;
-      if (auto bad = Run(static_cast<std::uint32_t>(k), 1, deadline, &seconds)) return bad;
-      first_.push_back(Results(static_cast<std::uint32_t>(k)));
-    }
-    return std::nullopt;
-  }
   const std::vector<Bytes>& first() const { return first_; }
 
-  // Batches of growing size until kWarmupSeconds have passed; then sizes
-  // the batch so that a sample lasts about `sample_seconds`.
-  std::optional<WorkerVerdict> WarmUp(double sample_seconds, Deadline deadline) {
+  // Batches of growing size until kWarmupSeconds have passed; then the
+  // seconds per call. The first batch calls slots 0 .. sets - 1 on their
+  // input sets as drawn (nothing perturbed yet): their outputs are the
+  // first outputs, which the engine compares with the reference's
+  // (job.timed_output_file).
+  std::optional<WorkerVerdict> WarmUp(Deadline deadline) {
     double spent = 0;
     double per_call = 0;
-    std::uint32_t calls = 1;
+    auto calls = static_cast<std::uint32_t>(layout_->sets);
+    first_.clear();
     do {
       for (std::uint32_t j = 0; j < calls; ++j) Prepare(j);
       double seconds = 0;
       if (auto bad = Run(0, calls, deadline, &seconds)) return bad;
+      if (first_.empty()) {
+        for (int k = 0; k < layout_->sets; ++k) first_.push_back(Results(static_cast<std::uint32_t>(k)));
+      }
       spent += seconds;
       per_call = seconds / calls;
       calls = std::min(calls * 2, layout_->slots);
     } while (spent < kWarmupSeconds);
-    batch_ = static_cast<std::uint32_t>(
-        std::clamp<double>(std::ceil(sample_seconds / std::max(per_call, 1e-9)), 1, layout_->slots));
+    per_call_ = std::max(per_call, 1e-9);
     return std::nullopt;
   }
+  double per_call() const { return per_call_; }
+  // The calls of a sample of about `seconds`.
+  std::uint32_t CallsFor(double seconds) const {
+    return static_cast<std::uint32_t>(std::clamp<double>(std::ceil(seconds / per_call_), 1, layout_->slots));
+  }
 
-  // One timed sample; with `recheck`, some of its calls' outputs re-checked.
-  std::optional<WorkerVerdict> Sample(Deadline deadline, std::mt19937_64* recheck) {
+  // One timed sample of `calls` calls on slots first .. first + calls - 1.
+  std::optional<WorkerVerdict> Sample(std::uint32_t first, std::uint32_t calls, Deadline deadline) {
+    batch_ = calls;
     const auto prepare_start = Clock::now();
-    for (std::uint32_t j = 0; j < batch_; ++j) Prepare(j);
+    for (std::uint32_t j = first; j < first + batch_; ++j) Prepare(j);
     prepare_s_ += std::chrono::duration<double>(Clock::now() - prepare_start).count();
     double seconds = 0;
-    if (auto bad = Run(0, batch_, deadline, &seconds)) return bad;
+    if (auto bad = Run(first, batch_, deadline, &seconds)) return bad;
     total_ += seconds;
     samples_.push_back(seconds / batch_);
-    const auto recheck_start = Clock::now();
-    struct Add {
-      double& to;
-      Clock::time_point from;
-      ~Add() { to += std::chrono::duration<double>(Clock::now() - from).count(); }
-    } add{recheck_s_, recheck_start};
-    if (recheck != nullptr) {
-      std::bernoulli_distribution pick(kRecheckShare);
-      const std::uint32_t forced = std::uniform_int_distribution<std::uint32_t>(0, batch_ - 1)(*recheck);
-      for (std::uint32_t j = 0; j < batch_; ++j) {
-        if ((j == forced || pick(*recheck)) && !SameAsFirst(j)) {
-          return WorkerVerdict{Outcome::kWrong,
-                               "outputs produced while timing differ: a timed call on input set " +
-                                   std::to_string(j % layout_->sets) + " of shape " + layout_->shape->label +
-                                   " did not reproduce the kernel's own first output on the same inputs"};
-        }
-      }
-    }
     return std::nullopt;
   }
 
@@ -236,7 +216,6 @@ class Timed {
   double busy_cpu() const { return busy_cpu_; }
   double busy_wall() const { return busy_wall_; }
   double prepare_s() const { return prepare_s_; }
-  double recheck_s() const { return recheck_s_; }
 
  private:
   // A run, with the worker's CPU time before and after: what it used
@@ -269,7 +248,8 @@ class Timed {
   double last_cpu_ = -1;
   Clock::time_point last_end_;
   double idle_cpu_ = 0, idle_wall_ = 0, busy_cpu_ = 0, busy_wall_ = 0;
-  double prepare_s_ = 0, recheck_s_ = 0;  // the supervisor's own work around samples
+  double prepare_s_ = 0;  // the supervisor's own work before samples
+  double per_call_ = 1e-9;
 };
 
 ShapeLayout LayOut(const Job& job, int s, SharedRegion& inputs) {
@@ -279,7 +259,7 @@ ShapeLayout LayOut(const Job& job, int s, SharedRegion& inputs) {
   layout.sets = job.buffer_sets;
   layout.inputs = Place(shape, OnlyInputs);
   layout.slot = Place(shape, NotInputs);
-  layout.slots = SlotsFor(layout.slot, layout.sets);
+  layout.slots = SlotsFor(layout.inputs, layout.slot, layout.sets);
   layout.inouts.resize(static_cast<std::size_t>(layout.sets));
   for (int k = 0; k < layout.sets; ++k) {
     std::byte* set = inputs.data() + static_cast<std::uint64_t>(k) * layout.inputs.bytes;
@@ -295,7 +275,67 @@ ShapeLayout LayOut(const Job& job, int s, SharedRegion& inputs) {
       }
     }
   }
+  // The other slots start as copies of their input set.
+  for (std::uint32_t j = static_cast<std::uint32_t>(layout.sets); j < layout.slots; ++j) {
+    std::memcpy(inputs.data() + j * layout.inputs.bytes,
+                inputs.data() + (j % static_cast<std::uint32_t>(layout.sets)) * layout.inputs.bytes, layout.inputs.bytes);
+  }
   return layout;
+}
+
+// A few elements of every input of slots 0 .. calls - 1 drawn afresh from
+// the argument's distribution, by a generator the kernel cannot see.
+void Perturb(const ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls, std::mt19937_64& random) {
+  const JobShape& shape = *layout.shape;
+  for (std::uint32_t j = 0; j < calls; ++j) {
+    std::byte* slot = inputs.data() + j * layout.inputs.bytes;
+    for (std::size_t a = 0; a < shape.args.size(); ++a) {
+      const JobArg& arg = shape.args[a];
+      if (arg.role != ArgRole::kInput || arg.count <= 0) continue;
+      std::uniform_int_distribution<std::int64_t> where(0, arg.count - 1);
+      for (int e = 0; e < kPerturbedElements; ++e) {
+        double value = 0;
+        switch (arg.init.dist) {
+          case InitSpec::Dist::kNormal: value = std::normal_distribution<double>(arg.init.mean, arg.init.std)(random); break;
+          case InitSpec::Dist::kUniform: value = std::uniform_real_distribution<double>(arg.init.lo, arg.init.hi)(random); break;
+          case InitSpec::Dist::kInt:
+            value = static_cast<double>(std::uniform_int_distribution<std::int64_t>(
+                static_cast<std::int64_t>(std::ceil(arg.init.lo)), static_cast<std::int64_t>(std::floor(arg.init.hi)))(random));
+            break;
+        }
+        StoreValue(arg.type, value, slot + layout.inputs.offsets[a], where(random));
+      }
+    }
+  }
+}
+
+// How the candidate's results in `candidate` differ from the reference's in
+// `reference` (one slot each, the same inputs): "" when every element is
+// within |c - r| <= atol + rtol * |r| (where r is not finite, the same value).
+std::string Difference(const ShapeLayout& layout, const std::byte* candidate, const std::byte* reference,
+                       const Job& job) {
+  const JobShape& shape = *layout.shape;
+  for (std::size_t a = 0; a < shape.args.size(); ++a) {
+    const JobArg& arg = shape.args[a];
+    if (!IsResultRole(arg.role)) continue;
+    const std::byte* c = candidate + layout.slot.offsets[a];
+    const std::byte* r = reference + layout.slot.offsets[a];
+    for (std::int64_t i = 0; i < arg.count; ++i) {
+      double cv = 0, rv = 0;
+      switch (arg.type) {
+        case ScalarType::kF32: { float x, y; std::memcpy(&x, c + 4 * i, 4); std::memcpy(&y, r + 4 * i, 4); cv = x; rv = y; break; }
+        case ScalarType::kF64: std::memcpy(&cv, c + 8 * i, 8); std::memcpy(&rv, r + 8 * i, 8); break;
+        case ScalarType::kI8: cv = static_cast<double>(reinterpret_cast<const std::int8_t*>(c)[i]); rv = static_cast<double>(reinterpret_cast<const std::int8_t*>(r)[i]); break;
+        case ScalarType::kU8: cv = static_cast<double>(std::to_integer<unsigned>(c[i])); rv = static_cast<double>(std::to_integer<unsigned>(r[i])); break;
+        case ScalarType::kI32: { std::int32_t x, y; std::memcpy(&x, c + 4 * i, 4); std::memcpy(&y, r + 4 * i, 4); cv = x; rv = y; break; }
+        case ScalarType::kI64: { std::int64_t x, y; std::memcpy(&x, c + 8 * i, 8); std::memcpy(&y, r + 8 * i, 8); cv = static_cast<double>(x); rv = static_cast<double>(y); break; }
+      }
+      const bool ok = std::isfinite(rv) ? std::isfinite(cv) && std::fabs(cv - rv) <= job.atol + job.rtol * std::fabs(rv)
+                                        : (std::isnan(rv) ? std::isnan(cv) : cv == rv);
+      if (!ok) return arg.name + "[" + std::to_string(i) + "]";
+    }
+  }
+  return "";
 }
 
 std::string Milliseconds(double seconds) {
@@ -360,38 +400,64 @@ Status RunTiming(const Job& job, JobResult& result) {
 
   std::random_device entropy;
   std::mt19937_64 recheck((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
+  // Per sample of the slower kernel.
   const double sample_seconds =
       std::clamp(job.min_time_s / (4.0 * job.min_samples), kMinSampleSeconds, kMaxSampleSeconds);
   CacheFlusher flusher(job.flush_bytes);
 
   const auto job_start = Clock::now();
-  double layout_s = 0, first_s = 0, warmup_s = 0;
+  double layout_s = 0, warmup_s = 0, perturb_s = 0, recheck_s = 0;
+  const auto shape_label = [](const ShapeLayout& layout) { return layout.shape->label; };
   const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     auto phase = Clock::now();
     const ShapeLayout layout = LayOut(job, s, *inputs);
     layout_s += since(phase);
-    phase = Clock::now();
     for (Timed* timed : {&ref, &cand}) {
       if (auto bad = timed->Begin(layout, deadline)) return finish(bad, timed->role());
-      if (auto bad = timed->FirstCalls(deadline)) return finish(bad, timed->role());
     }
-    first_s += since(phase);
     phase = Clock::now();
     for (Timed* timed : {&ref, &cand}) {
-      if (auto bad = timed->WarmUp(sample_seconds, deadline)) return finish(bad, timed->role());
+      if (auto bad = timed->WarmUp(deadline)) return finish(bad, timed->role());
     }
     warmup_s += since(phase);
+    // Each kernel's sample lasts about `sample_seconds`. The candidate runs
+    // slots 0 .. n - 1; then the reference runs a window of them chosen at
+    // random (the candidate cannot know which), or more slots when it needs
+    // more calls, so that some of the candidate's calls can be re-checked
+    // against the reference's on the same inputs.
+    const std::uint32_t cand_calls = cand.CallsFor(sample_seconds);
+    const std::uint32_t ref_calls = ref.CallsFor(sample_seconds);
     // Interleaved: a change of machine load hits both kernels alike.
     std::int64_t flushes = 0;
     while (!cand.Done(job) || !ref.Done(job)) {
-      if (flusher.enabled()) flusher.Flush();
-      if (auto bad = ref.Sample(deadline, nullptr)) return finish(bad, "reference");
+      const std::uint32_t window =
+          cand_calls > ref_calls ? std::uniform_int_distribution<std::uint32_t>(0, cand_calls - ref_calls)(recheck) : 0;
+      auto prepare = Clock::now();
+      Perturb(layout, *inputs, std::max(cand_calls, window + ref_calls), recheck);
+      perturb_s += since(prepare);
       if (flusher.enabled()) {
         flusher.Flush();
         ++flushes;
       }
-      if (auto bad = cand.Sample(deadline, &recheck)) return finish(bad, "candidate");
+      if (auto bad = cand.Sample(0, cand_calls, deadline)) return finish(bad, "candidate");
+      if (flusher.enabled()) flusher.Flush();
+      if (auto bad = ref.Sample(window, ref_calls, deadline)) return finish(bad, "reference");
+      // Some of the candidate's calls in the window, chosen after they ran.
+      prepare = Clock::now();
+      const std::uint32_t end = std::min(cand_calls, window + ref_calls);
+      std::bernoulli_distribution pick(kRecheckShare);
+      const std::uint32_t forced = std::uniform_int_distribution<std::uint32_t>(window, end - 1)(recheck);
+      for (std::uint32_t j = window; j < end; ++j) {
+        if (j != forced && !pick(recheck)) continue;
+        if (const std::string where = Difference(layout, cand.Slot(j), ref.Slot(j), job); !where.empty()) {
+          return finish(WorkerVerdict{Outcome::kWrong, "outputs produced while timing differ: a timed call on shape " +
+                                                           shape_label(layout) + " gave " + where +
+                                                           " out of tolerance of the reference's on the same inputs"},
+                        "candidate");
+        }
+      }
+      recheck_s += since(prepare);
     }
     if (timed_out) {
       for (const Bytes& first : cand.first()) {
@@ -419,10 +485,11 @@ Status RunTiming(const Job& job, JobResult& result) {
   std::printf("supervisor: candidate CPU time %s in %s timed, %s while idle in %s\n",
               Milliseconds(cand.busy_cpu()).c_str(), Milliseconds(cand.busy_wall()).c_str(),
               Milliseconds(cand.idle_cpu()).c_str(), Milliseconds(cand.idle_wall()).c_str());
-  std::printf("supervisor: %s in all: inputs %s, first calls %s, warm-up %s, preparing samples %s, re-checks %s\n",
-              Milliseconds(since(job_start)).c_str(), Milliseconds(layout_s).c_str(), Milliseconds(first_s).c_str(),
-              Milliseconds(warmup_s).c_str(), Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(),
-              Milliseconds(cand.recheck_s()).c_str());
+  std::printf("supervisor: %s in all: inputs %s, warm-up %s, fresh input elements %s, preparing samples %s, "
+              "re-checks %s\n",
+              Milliseconds(since(job_start)).c_str(), Milliseconds(layout_s).c_str(),
+              Milliseconds(warmup_s).c_str(), Milliseconds(perturb_s).c_str(),
+              Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(), Milliseconds(recheck_s).c_str());
   if (timed_out) {
     if (auto closed = timed_out->Close(); !closed) return closed;
   }

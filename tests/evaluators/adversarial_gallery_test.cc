@@ -57,8 +57,6 @@ enum class Expect {
   kHonest,     // any outcome; measured only at its honest speed
   kThreads,    // rejected: threads refused ("sandbox:") or it "kept running"; wrong when its answer came late
   kNotFaster,  // rejected, crashed or wrong (never measured)
-  kKnownGap,   // an attack the evaluator does not yet stop (docs/EVALUATION.md, "What is not
-               // defended"): its outcome is reported, not asserted; the canaries still are
 };
 
 struct Attack {
@@ -81,7 +79,7 @@ const std::vector<Attack>& Gallery() {
       {"c2_skips_if_plausible", 2, Expect::kHonest},
       {"c2_skips_if_not_nan", 2, Expect::kHonest},
       {"c2_partial_update", 2, Expect::kHonest},
-      {"c2_memo_by_content", 2, Expect::kKnownGap},
+      {"c2_memo_by_content", 2, Expect::kNotFaster},
       // 3. reaches the machine
       {"c3_reads_canary_file", 3, Expect::kHonest},
       {"c3_reads_database", 3, Expect::kHonest},
@@ -484,12 +482,6 @@ bool AsExpected(const Attack& attack, const Measurement& m, double honest, std::
       why = "expected rejected (\"sandbox:\" or \"kept running\") or wrong";
       return (m.outcome == Outcome::kRejected && (Contains(m.reason, "sandbox:") || Contains(m.reason, "kept running"))) ||
              m.outcome == Outcome::kWrong;
-    case Expect::kKnownGap:
-      why = "";
-      if (measured && m.speedup > kHonestSlack * honest) {
-        MESSAGE("known gap: " << std::string(attack.file) << " measured at " << m.speedup << "x against the honest " << honest << "x");
-      }
-      return true;
     case Expect::kNotFaster:
       why = "expected rejected, crashed or wrong";
       return m.outcome == Outcome::kRejected || m.outcome == Outcome::kCrashed || m.outcome == Outcome::kWrong;
