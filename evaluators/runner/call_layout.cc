@@ -1,7 +1,11 @@
 #include "evaluators/runner/call_layout.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "evaluators/runner/inputs.h"
 
@@ -13,8 +17,28 @@ constexpr std::uint64_t kStagger = 3 * kAlign;
 
 std::uint64_t Padded(std::uint64_t bytes) { return std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign); }
 
+constexpr std::uint64_t kStreamBytes = 1 << 20;
+
+// `count` copies of `value` at `data`. Large buffers are written with
+// streaming stores (no read of the old contents, no cache pollution): the
+// poison of a large output costs about one write of it.
 template <class T>
 void Fill(std::byte* data, std::int64_t count, T value) {
+#if defined(__SSE2__)
+  const std::uint64_t bytes = static_cast<std::uint64_t>(count) * sizeof(T);
+  if (bytes >= kStreamBytes && reinterpret_cast<std::uintptr_t>(data) % 16 == 0) {
+    alignas(16) T pattern[16 / sizeof(T)];
+    std::fill_n(pattern, 16 / sizeof(T), value);
+    const __m128i block = _mm_load_si128(reinterpret_cast<const __m128i*>(pattern));
+    auto* out = reinterpret_cast<__m128i*>(data);
+    const std::uint64_t blocks = bytes / 16;
+    for (std::uint64_t i = 0; i < blocks; ++i) _mm_stream_si128(out + i, block);
+    _mm_sfence();
+    std::fill_n(reinterpret_cast<T*>(data + blocks * 16), count - static_cast<std::int64_t>(blocks * 16 / sizeof(T)),
+                value);
+    return;
+  }
+#endif
   std::fill_n(reinterpret_cast<T*>(data), count, value);
 }
 

@@ -309,9 +309,26 @@ void Perturb(const ShapeLayout& layout, SharedRegion& inputs, std::uint32_t call
   }
 }
 
+// The first element of `count` where the candidate's `c` is not within
+// |c - r| <= atol + rtol * |r| of the reference's `r` (where r is not
+// finite: the same value), or -1.
+template <class T>
+std::int64_t FirstMismatch(const std::byte* candidate, const std::byte* reference, std::int64_t count, const Job& job) {
+  if (std::memcmp(candidate, reference, static_cast<std::size_t>(count) * sizeof(T)) == 0) return -1;
+  const auto* c = reinterpret_cast<const T*>(candidate);
+  const auto* r = reinterpret_cast<const T*>(reference);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double cv = static_cast<double>(c[i]);
+    const double rv = static_cast<double>(r[i]);
+    if (std::fabs(cv - rv) <= job.atol + job.rtol * std::fabs(rv)) continue;  // false for NaN
+    if (std::isfinite(rv) || (std::isnan(rv) ? !std::isnan(cv) : cv != rv)) return i;
+  }
+  return -1;
+}
+
 // How the candidate's results in `candidate` differ from the reference's in
 // `reference` (one slot each, the same inputs): "" when every element is
-// within |c - r| <= atol + rtol * |r| (where r is not finite, the same value).
+// within tolerance, else the first element that is not ("y[12]").
 std::string Difference(const ShapeLayout& layout, const std::byte* candidate, const std::byte* reference,
                        const Job& job) {
   const JobShape& shape = *layout.shape;
@@ -320,20 +337,16 @@ std::string Difference(const ShapeLayout& layout, const std::byte* candidate, co
     if (!IsResultRole(arg.role)) continue;
     const std::byte* c = candidate + layout.slot.offsets[a];
     const std::byte* r = reference + layout.slot.offsets[a];
-    for (std::int64_t i = 0; i < arg.count; ++i) {
-      double cv = 0, rv = 0;
-      switch (arg.type) {
-        case ScalarType::kF32: { float x, y; std::memcpy(&x, c + 4 * i, 4); std::memcpy(&y, r + 4 * i, 4); cv = x; rv = y; break; }
-        case ScalarType::kF64: std::memcpy(&cv, c + 8 * i, 8); std::memcpy(&rv, r + 8 * i, 8); break;
-        case ScalarType::kI8: cv = static_cast<double>(reinterpret_cast<const std::int8_t*>(c)[i]); rv = static_cast<double>(reinterpret_cast<const std::int8_t*>(r)[i]); break;
-        case ScalarType::kU8: cv = static_cast<double>(std::to_integer<unsigned>(c[i])); rv = static_cast<double>(std::to_integer<unsigned>(r[i])); break;
-        case ScalarType::kI32: { std::int32_t x, y; std::memcpy(&x, c + 4 * i, 4); std::memcpy(&y, r + 4 * i, 4); cv = x; rv = y; break; }
-        case ScalarType::kI64: { std::int64_t x, y; std::memcpy(&x, c + 8 * i, 8); std::memcpy(&y, r + 8 * i, 8); cv = static_cast<double>(x); rv = static_cast<double>(y); break; }
-      }
-      const bool ok = std::isfinite(rv) ? std::isfinite(cv) && std::fabs(cv - rv) <= job.atol + job.rtol * std::fabs(rv)
-                                        : (std::isnan(rv) ? std::isnan(cv) : cv == rv);
-      if (!ok) return arg.name + "[" + std::to_string(i) + "]";
+    std::int64_t at = -1;
+    switch (arg.type) {
+      case ScalarType::kF32: at = FirstMismatch<float>(c, r, arg.count, job); break;
+      case ScalarType::kF64: at = FirstMismatch<double>(c, r, arg.count, job); break;
+      case ScalarType::kI8: at = FirstMismatch<std::int8_t>(c, r, arg.count, job); break;
+      case ScalarType::kU8: at = FirstMismatch<std::uint8_t>(c, r, arg.count, job); break;
+      case ScalarType::kI32: at = FirstMismatch<std::int32_t>(c, r, arg.count, job); break;
+      case ScalarType::kI64: at = FirstMismatch<std::int64_t>(c, r, arg.count, job); break;
     }
+    if (at >= 0) return arg.name + "[" + std::to_string(at) + "]";
   }
   return "";
 }

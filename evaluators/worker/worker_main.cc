@@ -49,7 +49,9 @@ Region Map(int fd, int prot) {
   Region region;
   region.size = static_cast<std::uint64_t>(info.st_size);
   if (region.size > 0) {
-    void* data = ::mmap(nullptr, region.size, prot, MAP_SHARED, fd, 0);
+    // Populated at once: the supervisor has the pages already; faulting
+    // them in one by one costs seconds for large shapes.
+    void* data = ::mmap(nullptr, region.size, prot, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (data == MAP_FAILED) Die(2, "cannot map fd " + std::to_string(fd) + ": " + std::strerror(errno));
     region.data = static_cast<std::byte*>(data);
   }
