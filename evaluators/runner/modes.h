@@ -14,10 +14,11 @@
 // RunTiming: time candidate (libraries[0]) and reference (libraries[1]),
 // each in its own worker, on every shape, interleaved sample by sample, and
 // report seconds per call by the supervisor's clock. Every call's outputs
-// are poisoned before it; the first call on each buffer set gives the
-// kernel's outputs (with job.timed_output_file, written there in the layout
-// of job.h for the engine to compare with the reference's), and randomly
-// chosen timed calls must reproduce them bit for bit.
+// are poisoned before it and every round's inputs are partly drawn afresh;
+// the first call on each buffer set gives the kernel's outputs (with
+// job.timed_output_file, written there in the layout of job.h for the engine
+// to compare with the reference's), and randomly chosen timed calls must
+// match the reference's on the same inputs within job.rtol and job.atol.
 //
 // Both fill `result`: how a worker ended the job early is its verdict
 // (JobResult::verdict). They return an error only when the supervisor
