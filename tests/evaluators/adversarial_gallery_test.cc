@@ -116,6 +116,10 @@ const std::vector<Attack>& Gallery() {
       {"x_wx_jit", 7, Expect::kSandbox},
       {"x_reads_maps", 7, Expect::kHonest},
       {"x_truncates_every_fd", 7, Expect::kHonest},
+      // against the supervisor/worker split itself
+      {"x_sends_fd_to_supervisor", 7, Expect::kNotFaster},
+      {"x_closes_control", 7, Expect::kNotFaster},
+      {"x_unseals_inputs", 7, Expect::kNotFaster},
   };
   return gallery;
 }
