@@ -420,7 +420,6 @@ Status RunTiming(const Job& job, JobResult& result) {
 
   const auto job_start = Clock::now();
   double layout_s = 0, warmup_s = 0, perturb_s = 0, recheck_s = 0;
-  const auto shape_label = [](const ShapeLayout& layout) { return layout.shape->label; };
   const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     auto phase = Clock::now();
@@ -465,7 +464,7 @@ Status RunTiming(const Job& job, JobResult& result) {
         if (j != forced && !pick(recheck)) continue;
         if (const std::string where = Difference(layout, cand.Slot(j), ref.Slot(j), job); !where.empty()) {
           return finish(WorkerVerdict{Outcome::kWrong, "outputs produced while timing differ: a timed call on shape " +
-                                                           shape_label(layout) + " gave " + where +
+                                                           layout.shape->label + " gave " + where +
                                                            " out of tolerance of the reference's on the same inputs"},
                         "candidate");
         }

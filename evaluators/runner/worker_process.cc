@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "evaluators/sandbox_args.h"
+#include "evaluators/subprocess.h"
 #include "evaluators/syscall_names.h"
 #include "evaluators/worker/protocol.h"
 
@@ -39,11 +40,6 @@ int MillisecondsLeft(Deadline deadline) {
 
 // A descriptor moved to >= 20 for the child's dup2s (no clobbering).
 int High(int fd) { return fd < 0 ? fd : ::fcntl(fd, F_DUPFD_CLOEXEC, 20); }
-
-std::string SignalWord(int signal) {
-  const char* abbrev = ::sigabbrev_np(signal);
-  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
-}
 
 std::string Seconds(double seconds) {
   char text[32];
@@ -322,7 +318,7 @@ std::optional<WorkerVerdict> WorkerProcess::Ended() {
   if (signal == SIGSYS) return WorkerVerdict{Outcome::kRejected, "sandbox: the kernel made a forbidden system call"};
   if (signal == SIGXCPU) return WorkerVerdict{Outcome::kTimedOut, "exceeded its CPU-time limit"};
   if (killed) return WorkerVerdict{Outcome::kCrashed, "closed its control channel"};
-  if (signal != 0) return WorkerVerdict{Outcome::kCrashed, "killed by " + SignalWord(signal)};
+  if (signal != 0) return WorkerVerdict{Outcome::kCrashed, "killed by " + SignalName(signal)};
   if (code == 127 && options_.bwrap.empty()) return WorkerVerdict{Outcome::kCrashed, "runner: cannot start kestrel-worker"};
   return WorkerVerdict{Outcome::kCrashed, "exited with status " + std::to_string(code) + " before it reported the call done"};
 }
