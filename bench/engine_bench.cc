@@ -88,10 +88,10 @@
 #include <nlohmann/json.hpp>
 
 #include "evaluators/evaluator.h"
-#include "search/engine.h"
-#include "search/mutator.h"
+#include "search/engine/engine.h"
+#include "search/mutators/mutator.h"
 #include "search/run_config.h"
-#include "search/strategy.h"
+#include "search/strategies/strategy.h"
 #include "store/store.h"
 
 namespace kestrel {

@@ -45,10 +45,10 @@
 
 #include "core/candidate.h"
 #include "core/task.h"
-#include "search/engine.h"
-#include "search/search.h"
-#include "search/stop.h"
-#include "search/strategy.h"
+#include "search/engine/engine.h"
+#include "search/run_session.h"
+#include "search/engine/stop.h"
+#include "search/strategies/strategy.h"
 #include "store/store.h"
 
 namespace kestrel {

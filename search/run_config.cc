@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "search/json_fields.h"
-#include "search/strategy.h"
+#include "search/strategies/strategy.h"
 
 namespace kestrel {
 namespace {

@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "graph/search_graph.h"
 #include "search/run_config.h"
-#include "search/strategy.h"
+#include "search/strategies/strategy.h"
 
 namespace kestrel::strategies {
 

@@ -26,7 +26,7 @@
 #include "cli_workspace.h"
 #include "testing.h"
 #include "tests/cli/corpus_provider.h"
-#include "tests/search_llm/scripted_server.h"
+#include "tests/llm/scripted_server.h"
 
 using namespace kestrel;
 using nlohmann::json;

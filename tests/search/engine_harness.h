@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_evaluator.h"
-#include "search/engine.h"
-#include "search/search.h"
-#include "search/stop.h"
+#include "search/engine/engine.h"
+#include "search/run_session.h"
+#include "search/engine/stop.h"
 #include "store/store.h"
 #include "testing.h"
 

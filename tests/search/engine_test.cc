@@ -14,8 +14,8 @@
 
 #include "engine_harness.h"
 #include "fake_evaluator.h"
-#include "search/graph_loader.h"
-#include "search/stop.h"
+#include "search/engine/graph_loader.h"
+#include "search/engine/stop.h"
 #include "store/store.h"
 
 using namespace kestrel;

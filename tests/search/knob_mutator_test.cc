@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/candidate.h"
-#include "search/mutator.h"
+#include "search/mutators/mutator.h"
 
 using namespace kestrel;
 

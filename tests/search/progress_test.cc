@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "search/progress.h"
+#include "search/engine/progress.h"
 
 using namespace kestrel;
 

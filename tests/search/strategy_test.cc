@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/search_graph.h"
-#include "search/strategy.h"
+#include "search/strategies/strategy.h"
 
 using namespace kestrel;
 

@@ -1,0 +1,48 @@
+// kestrel lineage NODE [--json]: the path from a seed to NODE, with the
+// mutation and speedup of each step.
+
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.h"
+#include "cli/output.h"
+#include "search/engine/graph_loader.h"
+
+namespace kestrel::cli {
+
+void AddLineageCommand(CLI::App& app, Cli& cli) {
+  auto node_id = std::make_shared<std::int64_t>(0);
+  auto json = std::make_shared<bool>(false);
+  CLI::App* lineage = app.add_subcommand("lineage", "the path from a seed to a node, step by step");
+  lineage->add_option("node", *node_id, "the node's id")->required()->check(CLI::PositiveNumber);
+  lineage->add_flag("--json", *json, "print one JSON document");
+  lineage->callback([node_id, json, &cli] {
+    auto store = cli.OpenForReading();
+    if (!store) return (void)cli.Report(store.error());
+    auto node = (*store)->GetNode(*node_id);
+    if (!node) return (void)cli.Report(node.error());
+    auto loaded = LoadSearchGraph(**store, node->graph_id);
+    if (!loaded) return (void)cli.Report(loaded.error());
+    const SearchGraph& graph = loaded->graph;
+    nlohmann::json steps = nlohmann::json::array();
+    Table table({"step", "node", "status", "speedup", "mutation"});
+    int step = 0;
+    for (NodeId id : graph.Lineage(node->id)) {
+      const GraphNode& entry = graph.Node(id);
+      steps.push_back({{"node", id},
+                       {"status", ToString(entry.status)},
+                       {"speedup", entry.speedup ? nlohmann::json(*entry.speedup) : nlohmann::json()},
+                       {"mutation", entry.mutation},
+                       {"label", entry.label}});
+      table.Add({std::to_string(step++), std::to_string(id), std::string(ToString(entry.status)),
+                 entry.speedup ? FormatSpeedup(*entry.speedup) : "-", entry.mutation});
+    }
+    if (*json) {
+      std::cout << steps.dump(2) << "\n";
+    } else {
+      table.Print(std::cout);
+    }
+  });
+}
+
+}  // namespace kestrel::cli

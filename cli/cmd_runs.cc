@@ -1,0 +1,36 @@
+// kestrel runs [--json]: id, task, status, started, evaluations, best speedup.
+
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.h"
+#include "cli/output.h"
+
+namespace kestrel::cli {
+
+void AddRunsCommand(CLI::App& app, Cli& cli) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* runs = app.add_subcommand("runs", "list the runs of the database, newest first");
+  runs->add_flag("--json", *json, "print one JSON document");
+  runs->callback([json, &cli] {
+    auto store = cli.OpenForReading();
+    if (!store) return (void)cli.Report(store.error());
+    auto list = (*store)->ListRuns();
+    if (!list) return (void)cli.Report(list.error());
+    if (*json) {
+      nlohmann::json document = nlohmann::json::array();
+      for (const RunRecord& run : *list) document.push_back(ToJson(run));
+      std::cout << document.dump(2) << "\n";
+      return;
+    }
+    Table table({"run", "task", "status", "stop", "started", "evals", "best"});
+    for (const RunRecord& run : *list) {
+      table.Add({std::to_string(run.id), run.task_name, run.status, run.stop_reason.empty() ? "-" : run.stop_reason,
+                 FormatTimestamp(run.started_at), std::to_string(run.evaluations),
+                 run.best_speedup ? FormatSpeedup(*run.best_speedup) : "-"});
+    }
+    table.Print(std::cout);
+  });
+}
+
+}  // namespace kestrel::cli

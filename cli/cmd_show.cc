@@ -1,0 +1,150 @@
+// kestrel show NODE [--json] [--prompt]: one node: source, knobs, status,
+// measurements, compiler log, its place in the graph; with --prompt, the LLM
+// exchange (prompt and reply of each call) that produced it.
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "cli/output.h"
+#include "search/engine/graph_loader.h"
+
+namespace kestrel::cli {
+namespace {
+
+std::string JoinIds(const std::vector<NodeId>& ids) {
+  std::string out;
+  for (NodeId id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out.empty() ? "-" : out;
+}
+
+std::string Join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& word : words) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
+// The prompt messages of a stored call, one block each; a prompt that is not
+// the JSON array Kestrel stores is printed as it is.
+void PrintPrompt(std::ostream& out, const std::string& prompt_json) {
+  try {
+    for (const auto& message : nlohmann::json::parse(prompt_json)) {
+      out << "--- " << message.at("role").get<std::string>() << " ---\n"
+          << message.at("content").get<std::string>() << "\n";
+    }
+  } catch (const nlohmann::json::exception&) {
+    out << "--- prompt ---\n" << prompt_json << "\n";
+  }
+}
+
+void PrintExchange(std::ostream& out, const NodeRecord& node, const std::vector<LlmCallRecord>& calls) {
+  if (calls.empty()) {
+    out << fmt::format("node {} was not made by an LLM call (mutation: {})\n", node.id, node.mutation);
+    return;
+  }
+  for (const auto& call : calls) {
+    out << fmt::format("=== LLM call {} to {} {} (run {}, {}): {} in / {} out tokens, ${:.4f}, {:.1f}s, HTTP {}{}{}\n",
+                       call.id, call.provider, call.model, call.run_id, FormatTimestamp(call.created_at),
+                       call.input_tokens, call.output_tokens, call.cost_usd, call.latency_s, call.http_status,
+                       call.retries > 0 ? fmt::format(", {} retries", call.retries) : std::string(),
+                       call.error.empty() ? std::string() : ", error: " + call.error);
+    PrintPrompt(out, call.prompt);
+    out << "--- reply ---\n" << call.response;
+    if (!call.response.empty() && call.response.back() != '\n') out << "\n";
+  }
+}
+
+}  // namespace
+
+void AddShowCommand(CLI::App& app, Cli& cli) {
+  auto node_id = std::make_shared<std::int64_t>(0);
+  auto json = std::make_shared<bool>(false);
+  auto prompt = std::make_shared<bool>(false);
+  CLI::App* show = app.add_subcommand("show", "one node: source, knobs, status, measurements, logs");
+  show->add_option("node", *node_id, "the node's id")->required()->check(CLI::PositiveNumber);
+  show->add_flag("--json", *json, "print one JSON document");
+  show->add_flag("--prompt", *prompt, "the LLM exchange (prompts and replies) that produced the node");
+  show->callback([node_id, json, prompt, &cli] {
+    auto store = cli.OpenForReading();
+    if (!store) return (void)cli.Report(store.error());
+    auto node = (*store)->GetNode(*node_id);
+    if (!node) return (void)cli.Report(node.error());
+    auto measurements = (*store)->GetMeasurements(node->id);
+    if (!measurements) return (void)cli.Report(measurements.error());
+    auto loaded = LoadSearchGraph(**store, node->graph_id);
+    if (!loaded) return (void)cli.Report(loaded.error());
+    auto llm_calls = (*store)->LlmCallsForNode(node->id);
+    if (!llm_calls) return (void)cli.Report(llm_calls.error());
+    if (*prompt && !*json) return PrintExchange(std::cout, *node, *llm_calls);
+    const auto parents = loaded->graph.Parents(node->id);
+    const auto children = loaded->graph.Children(node->id);
+
+    if (*json) {
+      nlohmann::json document = ToJson(*node, true);
+      document["parents"] = parents;
+      document["children"] = children;
+      document["measurements"] = nlohmann::json::array();
+      for (const auto& record : *measurements) {
+        nlohmann::json entry = ToJson(record.measurement, true);
+        entry["id"] = record.id;
+        entry["run"] = record.run_id;
+        entry["host"] = record.host_id;
+        entry["purpose"] = record.purpose;
+        entry["measured_at"] = FormatTimestamp(record.created_at);
+        document["measurements"].push_back(entry);
+      }
+      document["llm_calls"] = nlohmann::json::array();
+      for (const auto& call : *llm_calls) {
+        nlohmann::json messages;
+        try {
+          messages = nlohmann::json::parse(call.prompt);
+        } catch (const nlohmann::json::exception&) {
+          messages = call.prompt;
+        }
+        document["llm_calls"].push_back({{"id", call.id},
+                                         {"run", call.run_id},
+                                         {"provider", call.provider},
+                                         {"model", call.model},
+                                         {"prompt", messages},
+                                         {"response", call.response},
+                                         {"input_tokens", call.input_tokens},
+                                         {"output_tokens", call.output_tokens},
+                                         {"cost_usd", call.cost_usd},
+                                         {"latency_s", call.latency_s},
+                                         {"http_status", call.http_status},
+                                         {"retries", call.retries},
+                                         {"error", call.error}});
+      }
+      std::cout << document.dump(2) << "\n";
+      return;
+    }
+    std::cout << fmt::format("node {}  {}", node->id, ToString(node->status));
+    if (node->speedup && node->status == NodeStatus::kMeasured) std::cout << "  " << FormatSpeedup(*node->speedup);
+    std::cout << "\n";
+    Table fields({"identity", node->identity});
+    fields.Add({"mutation", node->mutation + (parents.empty() ? "" : "  (from node " + JoinIds(parents) + ")")});
+    fields.Add({"knobs", node->knobs.empty() ? "-" : ToString(node->knobs)});
+    fields.Add({"toolchain", node->toolchain});
+    fields.Add({"flags", Join(node->flags)});
+    fields.Add({"run", fmt::format("{} (graph {}), created {}", node->run_id, node->graph_id,
+                                   FormatTimestamp(node->created_at))});
+    fields.Add({"children", JoinIds(children)});
+    if (!node->reason.empty()) fields.Add({"reason", node->reason});
+    fields.Print(std::cout);
+    for (const auto& record : *measurements) {
+      std::cout << fmt::format("\nmeasurement {} (run {}, host {}, {}{}):\n", record.id, record.run_id,
+                               record.host_id, FormatTimestamp(record.created_at),
+                               record.purpose == "confirm" ? ", a confirmation re-measurement" : "");
+      PrintMeasurement(std::cout, record.measurement);
+    }
+    for (const auto& call : *llm_calls) {
+      std::cout << fmt::format("\nLLM call {} ({}), ${:.4f}\n", call.id, call.model, call.cost_usd);
+    }
+    std::cout << "\nsource:\n" << node->source;
+    if (!node->source.empty() && node->source.back() != '\n') std::cout << "\n";
+  });
+}
+
+}  // namespace kestrel::cli

@@ -1,0 +1,184 @@
+#include "search/engine/engine.h"
+
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "search/engine/engine_impl.h"
+
+namespace kestrel {
+
+namespace flow = tbb::flow;
+using engine::Clock;
+using engine::Event;
+using engine::Job;
+using engine::WorkItem;
+
+Engine::Impl::Impl(Store& store, const Task& task, Evaluator& evaluator, const RunConfig& config,
+                   std::vector<std::unique_ptr<Mutator>> mutators, std::unique_ptr<Strategy> strategy,
+                   EngineOptions options)
+    : store_(store),
+      task_(task),
+      evaluator_(evaluator),
+      config_(config),
+      mutators_(std::move(mutators)),
+      strategy_(std::move(strategy)),
+      options_(std::move(options)),
+      run_seed_(config.seed ^ (static_cast<std::uint64_t>(options_.run_id) * 0x9e3779b97f4a7c15ULL)),
+      progress_(options_.progress, options_.progress_mode, options_.log_interval_s),
+      usd_spent_(options_.spent_usd) {}
+
+Result<RunSummary> Engine::Impl::Run() {
+  // During the run a broken invariant throws InvariantError: the stage that
+  // meets it stops the run ("error: internal error at ...") and the run ends
+  // as `failed` with its state saved, instead of aborting mid-write.
+  ThrowingChecks throwing_checks;
+  start_ = Clock::now();
+  summary_.run_id = options_.run_id;
+  try {
+    if (auto status = LoadGraph(); !status) return Fail(status.error());
+    if (auto status = AddSeeds(); !status) return Fail(status.error());
+    if (auto status = RestoreState(); !status) return Fail(status.error());
+  } catch (const InvariantError& error) {
+    const std::string reason = std::string("error: ") + error.what();
+    (void)store_.FinishRun(options_.run_id, "failed", reason);
+    return Fail(Error::Internal(reason));
+  }
+  (void)store_.AddRunEvent(options_.run_id, "start",
+                           nlohmann::json{{"nodes", graph_.NodeCount()}, {"pending", pending_.size()}}.dump());
+
+  const int mutate_jobs = 4;
+  const int threads = 2 + mutate_jobs + config_.parallel.compile_jobs + config_.parallel.measure_slots;
+  // Stages block on subprocesses, so the arena has a thread for each slot,
+  // whatever the core count.
+  tbb::global_control thread_limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    flow::graph graph;
+    flow::input_node<WorkItem> select(graph, [this](tbb::flow_control& control) { return Next(control); });
+    flow::limiter_node<WorkItem> limiter(graph, static_cast<std::size_t>(config_.parallel.InFlight()));
+    flow::function_node<WorkItem, Event> mutate(graph, mutate_jobs, [this](const WorkItem& item) { return Mutate(item); });
+    using RecordNode = flow::multifunction_node<Event, std::tuple<Job, Job, flow::continue_msg>>;
+    RecordNode record(graph, flow::serial, [this](const Event& event, RecordNode::output_ports_type& ports) {
+      Event copy = event;
+      Job job;
+      Route route = Route::kDone;
+      try {
+        route = Record(copy, job);
+      } catch (const std::exception& error) {
+        std::lock_guard lock(mutex_);
+        Fatal(Error::Internal(std::string("record stage: ") + error.what()));
+      }
+      if (route == Route::kBuild) std::get<0>(ports).try_put(job);
+      if (route == Route::kMeasure) std::get<1>(ports).try_put(job);
+      if (route == Route::kDone) {
+        {
+          std::lock_guard lock(mutex_);
+          --in_flight_;
+          SaveState();
+        }
+        changed_.notify_all();
+        std::get<2>(ports).try_put(flow::continue_msg());
+      }
+    });
+    flow::function_node<Job, Event> build(
+        graph, static_cast<std::size_t>(config_.parallel.compile_jobs), [this](const Job& job) {
+          Event event;
+          event.job = job;
+          try {
+            event.job.build = evaluator_.Build(job.candidate);
+            event.kind = event.job.build.ok ? Event::Kind::kBuilt : Event::Kind::kMeasured;
+            if (!event.job.build.ok) event.measurement = evaluator_.Measure(job.candidate, event.job.build);
+          } catch (const std::exception& error) {
+            event.kind = Event::Kind::kMeasured;
+            event.measurement.outcome = Outcome::kRejected;
+            event.measurement.reason = std::string("evaluator error during build: ") + error.what();
+            if (dynamic_cast<const InvariantError*>(&error)) event.fatal = error.what();
+          }
+          return event;
+        });
+    flow::function_node<Job, Event> measure(
+        graph, static_cast<std::size_t>(config_.parallel.measure_slots), [this](const Job& job) {
+          Event event;
+          event.kind = Event::Kind::kMeasured;
+          event.job = job;
+          try {
+            event.measurement = evaluator_.Measure(job.candidate, job.build);
+          } catch (const std::exception& error) {
+            event.measurement.outcome = Outcome::kRejected;
+            event.measurement.reason = std::string("evaluator error: ") + error.what();
+            if (dynamic_cast<const InvariantError*>(&error)) event.fatal = error.what();
+          }
+          try {
+            Confirm(event);
+          } catch (const std::exception& error) {
+            event.confirmations.clear();  // unconfirmed: judged without a round
+            if (dynamic_cast<const InvariantError*>(&error)) event.fatal = error.what();
+          }
+          return event;
+        });
+    flow::make_edge(select, limiter);
+    flow::make_edge(limiter, mutate);
+    flow::make_edge(mutate, record);
+    flow::make_edge(flow::output_port<0>(record), build);
+    flow::make_edge(build, record);
+    flow::make_edge(flow::output_port<1>(record), measure);
+    flow::make_edge(measure, record);
+    flow::make_edge(flow::output_port<2>(record), limiter.decrementer());
+    std::jthread watcher([this](std::stop_token stop) { Watch(stop); });
+    select.activate();
+    try {
+      graph.wait_for_all();
+    } catch (const std::exception& error) {
+      // An exception that escaped a stage cancelled the flow graph.
+      std::lock_guard lock(mutex_);
+      StopLocked(std::string("error: ") + error.what());
+    }
+    try {
+      FinalConfirmation();  // not after an error stop
+    } catch (const InvariantError& error) {
+      std::lock_guard lock(mutex_);
+      StopLocked(std::string("error: ") + error.what());
+    }
+    watcher.request_stop();
+    changed_.notify_all();
+  });
+
+  std::lock_guard lock(mutex_);
+  progress_.Finish(SnapshotLocked());
+  summary_.stop_reason = stop_reason_.value_or("exhausted");
+  summary_.interrupted = summary_.stop_reason == "signal";
+  summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  if (incumbent_ != 0) {
+    summary_.best_node = incumbent_;
+    summary_.best_speedup = graph_.Node(incumbent_).speedup.value_or(0.0);
+  }
+  const bool failed = summary_.stop_reason.rfind("error:", 0) == 0;
+  const std::string status = failed ? "failed" : summary_.interrupted ? "interrupted" : "finished";
+  (void)store_.AddRunEvent(options_.run_id, "stop",
+                           engine::EventJson({{"reason", summary_.stop_reason},
+                                                             {"evaluations", summary_.evaluations},
+                                                             {"duplicates", summary_.duplicates}}));
+  if (auto finished = store_.FinishRun(options_.run_id, status, summary_.stop_reason); !finished) {
+    return Fail(finished.error());
+  }
+  if (failed) return Fail(Error::Io(summary_.stop_reason));
+  return summary_;
+}
+
+Engine::Engine(Store& store, const Task& task, Evaluator& evaluator, const RunConfig& config,
+               std::vector<std::unique_ptr<Mutator>> mutators, std::unique_ptr<Strategy> strategy,
+               EngineOptions options)
+    : impl_(std::make_unique<Impl>(store, task, evaluator, config, std::move(mutators), std::move(strategy), options)) {}
+Engine::~Engine() = default;
+Result<RunSummary> Engine::Run() { return impl_->Run(); }
+const SearchGraph& Engine::graph() const { return impl_->graph(); }
+
+}  // namespace kestrel

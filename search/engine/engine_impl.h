@@ -1,0 +1,197 @@
+#pragma once
+// The engine's insides, shared by its files (private to search/):
+//   engine.cc          the flow graph and the end of a run
+//   engine_select.cc   loading the graph, seeds, selection, budgets, saved state
+//   engine_mutate.cc   the mutate stage and the context LLM prompts get
+//   engine_record.cc   the record stage: the only writer of the store and graph
+//
+// Everything below `mutex_` is guarded by it.
+
+#include <oneapi/tbb/flow_graph.h>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "search/engine/engine.h"
+#include "search/engine/progress.h"
+
+namespace kestrel {
+namespace engine {
+
+using Clock = std::chrono::steady_clock;
+
+// Selected work: expand a parent, evaluate a node already in the graph (a new
+// seed, or a node left in flight by an earlier run), or repair a failed node
+// its mutator made (kFix; `failure` is its result).
+struct WorkItem {
+  enum class Kind { kExpand, kEvaluate, kFix } kind = Kind::kExpand;
+  NodeId node = 0;
+  std::uint64_t rng_seed = 0;
+  std::shared_ptr<const Measurement> failure;  // kFix only
+  int mutator = -1;                            // kFix only: the mutator that fixes
+};
+
+struct Job {
+  NodeId node = 0;
+  Candidate candidate;
+  BuildResult build;
+};
+
+// Everything that reaches the record stage.
+struct Event {
+  enum class Kind { kProposed, kDeclined, kEvaluate, kBuilt, kMeasured } kind = Kind::kDeclined;
+  NodeId parent = 0;
+  std::optional<Proposal> proposal;
+  Job job;
+  Measurement measurement;
+  std::string note;
+  // From mutate: the mutator that proposed (index into mutators_, -1: none),
+  // the LLM calls made, whether a decline exhausts the parent, and stops.
+  int mutator = -1;
+  std::vector<LlmCallRecord> calls;
+  bool exhausted = true;
+  bool budget_spent = false;
+  std::vector<std::string> declines;
+  std::vector<std::string> stops;
+  // From measure, when the result beat the incumbent: the re-measurements of
+  // the confirmation round (the node and the incumbent, interleaved).
+  std::vector<std::pair<NodeId, Measurement>> confirmations;
+  // A broken invariant met in a stage other than record (its message): the
+  // run stops with "error: MESSAGE".
+  std::string fatal;
+};
+
+// The candidate of a graph node, kept in memory so that stages other than
+// record never touch the store. Sources are shared between knob variants.
+struct CandidateRef {
+  std::shared_ptr<const std::string> source;
+  KnobValues knobs;
+  std::string toolchain;
+  std::vector<std::string> flags;
+};
+
+// The random stream of selection k of a run: a generator of its own, so that a
+// resumed run continues the stream from the selection count it saved.
+std::uint64_t SelectionSeed(std::uint64_t run_seed, std::uint64_t selection);
+
+std::string FirstLine(const std::string& text);
+
+// A run event's detail: text from outside (an LLM's reply quoted in an
+// error, a mutator's note) may be invalid UTF-8; it is replaced, not thrown.
+std::string EventJson(const nlohmann::json& detail);
+
+}  // namespace engine
+
+class Engine::Impl {
+ public:
+  Impl(Store& store, const Task& task, Evaluator& evaluator, const RunConfig& config,
+       std::vector<std::unique_ptr<Mutator>> mutators, std::unique_ptr<Strategy> strategy, EngineOptions options);
+
+  Result<RunSummary> Run();
+  const SearchGraph& graph() const { return graph_; }
+
+ private:
+  using Clock = engine::Clock;
+  using WorkItem = engine::WorkItem;
+  using Job = engine::Job;
+  using Event = engine::Event;
+
+  // engine_select.cc
+  Status LoadGraph();
+  Status AddSeeds();
+  Status RestoreState();
+  // The run's resumable state as JSON (selections, plateau count, strategy, fixes).
+  std::string SaveStateLocked() const;
+  // Source body: the next work item, or stop. Runs serially.
+  WorkItem Next(tbb::flow_control& control);
+  WorkItem NextItem(tbb::flow_control& control);
+  std::optional<std::string> StopReasonLocked() const;
+  // The watcher thread's body: budgets, signals and the status line.
+  void Watch(std::stop_token stop);
+  void StopLocked(const std::string& reason);
+
+  // engine_mutate.cc
+  Event Mutate(const WorkItem& item);
+  // Fills the context fields of `parent` (lineage, inspirations...). Locked.
+  void FillContextLocked(ParentView& parent) const;
+
+  // engine_record.cc. Record is the only writer of store_ and graph_.
+  enum class Route { kBuild, kMeasure, kDone };
+  Route Record(Event& event, Job& out);
+  Route RecordProposal(Event& event, Job& out);
+  void RecordDuplicate(Event& event, NodeId existing);
+  void RecordResult(const Event& event);
+
+  // engine_confirm.cc
+  // Measure stage: when `event` beat the incumbent, re-measures it and the
+  // incumbent `confirm.rounds` times each, interleaved, into the event.
+  void Confirm(Event& event);
+  // Record stage: the verdict of a confirmation round; true when the node is
+  // the new best. Locked.
+  bool JudgeLocked(const Event& event);
+  // Stores re-measurements with their verdicts (none: kept without one); the
+  // graph takes each re-measured node's new median, which it returns.
+  // nullopt after a store error (the run stops).
+  std::optional<std::map<std::int64_t, double>> StoreRoundLocked(
+      const std::vector<ConfirmationRecord>& verdicts, const std::vector<std::pair<NodeId, Measurement>>& measurements);
+  // After the flow graph: the top candidates re-measured together.
+  void FinalConfirmation();
+  std::optional<Job> IncumbentJobLocked(NodeId challenger, double speedup);
+  // Stores the calls of a mutate event, naming `node` when there is one.
+  void StoreCalls(Event& event, std::optional<NodeId> node);
+  // Queues a fix of a failed node when its mutator can fix and rounds remain.
+  void MaybeQueueFix(const Job& job, const Measurement& measurement);
+  void SaveState();
+  void Fatal(const Error& error);
+  Job JobFor(NodeId node);
+  ProgressSnapshot SnapshotLocked() const;
+  void Progress(const Job& job, const Measurement& measurement);
+
+  Store& store_;
+  const Task& task_;
+  Evaluator& evaluator_;
+  const RunConfig& config_;
+  std::vector<std::unique_ptr<Mutator>> mutators_;
+  std::unique_ptr<Strategy> strategy_;
+  EngineOptions options_;
+  std::uint64_t run_seed_;
+  ProgressReporter progress_;
+
+  std::mutex mutex_;  // guards everything below
+  std::condition_variable changed_;
+  SearchGraph graph_;
+  std::unordered_map<NodeId, engine::CandidateRef> candidates_;
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> sources_;  // by hash
+  std::deque<NodeId> pending_;
+  std::deque<WorkItem> fixes_;                  // fix items waiting for select
+  std::unordered_map<NodeId, int> made_by_;     // mutator index of nodes made by this run
+  std::unordered_map<NodeId, int> fix_depth_;   // fix edges on the way to a node made by this run
+  std::deque<std::string> recent_failures_;     // newest last, a few
+  // Expansions in a row of a parent that were duplicates; at the limit the
+  // parent is exhausted (a model that only repeats known kernels for it).
+  static constexpr int kDuplicateStreakLimit = 3;
+  std::unordered_map<NodeId, int> duplicate_streak_;
+  std::uint64_t selections_ = 0;  // selections made by the run, earlier sessions included
+  int in_flight_ = 0;             // work items between select and their release
+  int unstarted_ = 0;             // of those, the ones not yet sent to build
+  std::int64_t started_ = 0;      // candidates sent to build by this session
+  std::int64_t since_best_ = 0;
+  NodeId incumbent_ = 0;          // the best node, confirmed; 0: none measured yet
+  double usd_spent_ = 0.0;        // the run's LLM spend, earlier sessions included
+  std::optional<std::string> stop_reason_;
+  RunSummary summary_;
+  Clock::time_point start_;
+};
+
+}  // namespace kestrel

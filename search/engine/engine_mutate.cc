@@ -1,0 +1,103 @@
+// The engine's mutate stage: asks the mutators for a variant of the parent
+// (or a repair of a failed node), with the context LLM prompts need.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "search/engine/engine_impl.h"
+
+namespace kestrel {
+
+Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
+  Event event;
+  event.parent = item.node;
+  if (item.kind == WorkItem::Kind::kEvaluate) {
+    event.kind = Event::Kind::kEvaluate;
+    return event;
+  }
+  try {
+    ParentView parent{item.node, {}};
+    const bool wants_context = std::any_of(mutators_.begin(), mutators_.end(),
+                                           [](const auto& mutator) { return mutator->WantsContext(); });
+    {
+      std::lock_guard lock(mutex_);
+      const engine::CandidateRef& ref = candidates_.at(item.node);
+      parent.candidate = {*ref.source, ref.knobs, evaluator_.Toolchain(), evaluator_.Flags()};
+      if (wants_context && item.kind == WorkItem::Kind::kExpand) FillContextLocked(parent);
+    }
+    const IsKnown is_known = [this](const std::string& identity) {
+      std::lock_guard lock(mutex_);
+      return graph_.FindByIdentity(identity).has_value();
+    };
+    const auto take = [&event](MutationResult& result, int index) {
+      for (auto& call : result.calls) event.calls.push_back(std::move(call));
+      if (!result.stop_reason.empty()) event.stops.push_back(result.stop_reason);
+      event.budget_spent = event.budget_spent || result.budget_spent;
+      if (result.proposal) {
+        event.kind = Event::Kind::kProposed;
+        event.proposal = std::move(result.proposal);
+        event.mutator = index;
+        return true;
+      }
+      if (!result.note.empty()) event.declines.push_back(result.note);
+      event.exhausted = event.exhausted && result.exhausted;
+      return false;
+    };
+    event.kind = Event::Kind::kDeclined;
+    if (item.kind == WorkItem::Kind::kFix) {
+      const int index = item.mutator;
+      MutationResult result = mutators_[static_cast<std::size_t>(index)]->Fix(parent, *item.failure, is_known);
+      if (result.proposal) result.proposal->edge_kind = "fix";
+      take(result, index);
+      event.exhausted = false;  // a failed node is never expanded anyway
+      return event;
+    }
+    std::mt19937_64 rng(item.rng_seed);
+    // Mutators in a random order drawn by weight: the first that does not decline wins.
+    std::vector<double> weights;
+    for (const auto& mutator : config_.mutators) weights.push_back(mutator.weight);
+    std::vector<std::size_t> order;
+    while (std::any_of(weights.begin(), weights.end(), [](double weight) { return weight > 0; })) {
+      std::discrete_distribution<std::size_t> pick(weights.begin(), weights.end());
+      order.push_back(pick(rng));
+      weights[order.back()] = 0;
+    }
+    for (std::size_t index : order) {
+      MutationResult result = mutators_[index]->Expand(parent, rng, is_known);
+      if (take(result, static_cast<int>(index))) return event;
+    }
+  } catch (const InvariantError& error) {
+    event.kind = Event::Kind::kDeclined;
+    event.exhausted = false;
+    event.fatal = error.what();
+  } catch (const std::exception& error) {
+    event.kind = Event::Kind::kDeclined;
+    event.note = std::string("mutator failed: ") + error.what();
+  }
+  return event;
+}
+
+void Engine::Impl::FillContextLocked(ParentView& parent) const {
+  const auto result_of = [this](NodeId id) {
+    const GraphNode& node = graph_.Node(id);
+    if (node.status == NodeStatus::kMeasured && node.speedup) return fmt::format("{:.2f}x", *node.speedup);
+    return std::string(ToString(node.status));
+  };
+  parent.measurement = result_of(parent.id) + " speedup over the reference";
+  for (NodeId id : graph_.Lineage(parent.id)) {
+    parent.lineage.push_back({graph_.Node(id).mutation, result_of(id)});
+  }
+  for (NodeId id : graph_.Best(4)) {
+    if (id == parent.id || parent.inspirations.size() >= 2) continue;
+    const auto ref = candidates_.find(id);
+    if (ref != candidates_.end() && *ref->second.source != parent.candidate.source) {
+      parent.inspirations.push_back(fmt::format("// {} ({})\n{}", graph_.Node(id).mutation, result_of(id),
+                                                *ref->second.source));
+    }
+  }
+  parent.recent_failures.assign(recent_failures_.begin(), recent_failures_.end());
+}
+
+}  // namespace kestrel

@@ -1,0 +1,231 @@
+// The engine's select side: the graph it starts from, the seeds, the choice of
+// the next work item, the budgets, and the state a resumed run continues from.
+
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "search/engine/engine_impl.h"
+#include "search/engine/graph_loader.h"
+#include "search/engine/stop.h"
+
+namespace kestrel {
+namespace engine {
+
+std::uint64_t SelectionSeed(std::uint64_t run_seed, std::uint64_t selection) {
+  // SplitMix64 of (run seed, selection): independent streams per selection.
+  std::uint64_t z = run_seed + 0x9e3779b97f4a7c15ULL * (selection + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string EventJson(const nlohmann::json& detail) {
+  return detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace engine
+
+using engine::Clock;
+
+Status Engine::Impl::LoadGraph() {
+  auto loaded = LoadSearchGraph(store_, options_.graph_id);
+  if (!loaded) return Fail(loaded.error());
+  graph_ = std::move(loaded->graph);
+  for (const NodeRecord& record : loaded->nodes) {
+    auto& source = sources_[record.source_hash];
+    if (!source) {
+      auto text = store_.GetSource(record.source_hash);
+      if (!text) return Fail(text.error());
+      source = std::make_shared<const std::string>(std::move(*text));
+    }
+    candidates_[record.id] = {source, record.knobs, record.toolchain, record.flags};
+    if (!IsFinal(record.status)) pending_.push_back(record.id);
+  }
+  // The best of earlier runs is the incumbent until a result beats it.
+  if (const auto best = graph_.Best(1); !best.empty()) incumbent_ = best[0];
+  return {};
+}
+
+Status Engine::Impl::AddSeeds() {
+  for (const SourceFile& seed : task_.seeds) {
+    auto knobs = ParseKnobs(seed.text);
+    if (!knobs) return Fail(knobs.error().WithContext(task_.name + "/" + seed.name));
+    Candidate candidate{seed.text, DefaultKnobs(*knobs), evaluator_.Toolchain(), evaluator_.Flags()};
+    const std::string identity = candidate.Identity();
+    if (graph_.FindByIdentity(identity)) continue;
+    NodeRecord record;
+    record.graph_id = options_.graph_id;
+    record.run_id = options_.run_id;
+    record.identity = identity;
+    record.source = candidate.source;
+    record.knobs = candidate.knobs;
+    record.toolchain = candidate.toolchain;
+    record.flags = candidate.flags;
+    record.mutation = "seed:" + seed.name;
+    auto id = store_.AddNode(record, std::nullopt);
+    if (!id) return Fail(id.error());
+    auto source = std::make_shared<const std::string>(candidate.source);
+    candidates_[*id] = {source, candidate.knobs, candidate.toolchain, candidate.flags};
+    record.id = *id;
+    graph_.AddNode(ToGraphNode(record));
+    pending_.push_back(*id);
+  }
+  return {};
+}
+
+// The state is saved after every recorded result (SaveState), so a run killed
+// at any moment resumes with the selection count, plateau count, strategy
+// state and queued fixes of its last result.
+std::string Engine::Impl::SaveStateLocked() const {
+  nlohmann::json fixes = nlohmann::json::array();
+  for (const WorkItem& fix : fixes_) {
+    const auto depth = fix_depth_.find(fix.node);
+    fixes.push_back({{"node", fix.node}, {"mutator", fix.mutator}, {"depth", depth == fix_depth_.end() ? 0 : depth->second}});
+  }
+  nlohmann::json streaks = nlohmann::json::array();
+  for (const auto& [node, count] : duplicate_streak_) streaks.push_back({node, count});
+  return nlohmann::json{{"version", 1},
+                        {"selections", selections_},
+                        {"since_best", since_best_},
+                        {"incumbent", incumbent_},
+                        {"strategy", strategy_->SaveState()},
+                        {"fixes", fixes},
+                        {"duplicate_streaks", streaks}}
+      .dump();
+}
+
+Status Engine::Impl::RestoreState() {
+  if (options_.saved_state.empty() || options_.saved_state == "{}") return {};
+  const std::string where = "run " + std::to_string(options_.run_id) + "'s saved state";
+  try {
+    const nlohmann::json state = nlohmann::json::parse(options_.saved_state);
+    if (state.at("version").get<int>() != 1) return Fail(Error::Corruption(where + ": unknown version"));
+    selections_ = state.at("selections").get<std::uint64_t>();
+    since_best_ = state.at("since_best").get<std::int64_t>();
+    if (const NodeId incumbent = state.value("incumbent", NodeId{0}); incumbent != 0 && graph_.Contains(incumbent) &&
+                                                                       graph_.Node(incumbent).speedup) {
+      incumbent_ = incumbent;
+    }
+    if (auto restored = strategy_->RestoreState(state.at("strategy")); !restored) {
+      return Fail(restored.error().WithContext(where));
+    }
+    for (const nlohmann::json& streak : state.value("duplicate_streaks", nlohmann::json::array())) {
+      duplicate_streak_[streak.at(0).get<NodeId>()] = streak.at(1).get<int>();
+    }
+    for (const nlohmann::json& fix : state.at("fixes")) {
+      const NodeId node = fix.at("node").get<NodeId>();
+      const int mutator = fix.at("mutator").get<int>();
+      // A fix by a mutator the resumed config no longer has is dropped.
+      if (!graph_.Contains(node) || mutator < 0 || static_cast<std::size_t>(mutator) >= mutators_.size()) continue;
+      auto measurements = store_.GetMeasurements(node);
+      if (!measurements) return Fail(measurements.error());
+      if (measurements->empty()) continue;
+      made_by_[node] = mutator;
+      fix_depth_[node] = fix.at("depth").get<int>();
+      fixes_.push_back({WorkItem::Kind::kFix, node, 0,
+                        std::make_shared<const Measurement>(measurements->back().measurement), mutator});
+    }
+  } catch (const nlohmann::json::exception& error) {
+    return Fail(Error::Corruption(where + ": " + error.what()));
+  }
+  return {};
+}
+
+std::optional<std::string> Engine::Impl::StopReasonLocked() const {
+  if (stop_reason_) return stop_reason_;
+  if (StopRequested()) return "signal";
+  if (config_.budget.time && Seconds(options_.spent_seconds) + (Clock::now() - start_) >= *config_.budget.time) {
+    return "time";
+  }
+  if (config_.budget.usd && usd_spent_ >= *config_.budget.usd) return "usd";
+  return std::nullopt;
+}
+
+// Stops selecting. Work in flight is cut short for every reason but the
+// evaluation budget (whose in-flight candidates are part of the budget):
+// LLM calls end now and their mutate events decline.
+void Engine::Impl::StopLocked(const std::string& reason) {
+  if (!stop_reason_) stop_reason_ = reason;
+  if (*stop_reason_ != "evaluations") {
+    for (auto& mutator : mutators_) mutator->Cancel();
+  }
+}
+
+Engine::Impl::WorkItem Engine::Impl::Next(tbb::flow_control& control) {
+  try {
+    return NextItem(control);
+  } catch (const InvariantError& error) {
+    // A broken invariant while selecting (the strategy, the graph): the run
+    // stops with its state saved, like any other stop.
+    std::lock_guard lock(mutex_);
+    StopLocked(std::string("error: ") + error.what());
+    control.stop();
+    return {};
+  }
+}
+
+Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (auto reason = StopReasonLocked()) {
+      StopLocked(*reason);
+      control.stop();
+      return {};
+    }
+    // Select only when a slot is free: TBB's input node asks for the next item
+    // ahead of the limiter, and a selection made then would not see the
+    // result that frees the slot.
+    if (in_flight_ >= config_.parallel.InFlight()) {
+      changed_.wait_for(lock, std::chrono::milliseconds(100));
+      continue;
+    }
+    const bool budget_left = !config_.budget.evaluations ||
+                             options_.spent_evaluations + started_ + unstarted_ < *config_.budget.evaluations;
+    if (budget_left && !pending_.empty()) {
+      const NodeId node = pending_.front();
+      pending_.pop_front();
+      ++in_flight_;
+      ++unstarted_;
+      return {WorkItem::Kind::kEvaluate, node, 0, nullptr, -1};
+    }
+    if (budget_left && !fixes_.empty()) {
+      WorkItem fix = std::move(fixes_.front());
+      fixes_.pop_front();
+      ++in_flight_;
+      ++unstarted_;
+      return fix;
+    }
+    if (budget_left) {
+      std::mt19937_64 draw(engine::SelectionSeed(run_seed_, selections_));
+      if (auto parent = strategy_->Select(graph_, draw)) {
+        ++selections_;
+        graph_.NoteExpansion(*parent);
+        ++in_flight_;
+        ++unstarted_;
+        return {WorkItem::Kind::kExpand, *parent, draw(), nullptr, -1};
+      }
+    }
+    if (in_flight_ == 0) {
+      StopLocked(budget_left ? "exhausted" : "evaluations");
+      control.stop();
+      return {};
+    }
+    changed_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+}
+
+// Select does not run while every slot is busy, so budgets and signals are
+// also watched here: a stop cancels work in flight at once (an LLM call
+// waiting for a reply), and the status line keeps moving.
+void Engine::Impl::Watch(std::stop_token stop) {
+  std::unique_lock lock(mutex_);
+  while (!stop.stop_requested()) {
+    if (auto reason = StopReasonLocked()) StopLocked(*reason);
+    progress_.Tick(SnapshotLocked());
+    changed_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace kestrel

@@ -1,0 +1,63 @@
+#pragma once
+// The LLM mutator (LLM.md): asks a model for a rewrite of the parent in one
+// direction drawn from the rng (so siblings differ), or for a fix of a failed
+// node it made. Every call it makes travels back in MutationResult::calls for
+// the engine's record stage to store; the API key lives in the client only.
+//
+// A reply without code, with an empty block or cut at the token limit is a
+// decline with the reason recorded in the call. A failure whose kind
+// StopsMutator (auth, quota, bad request) stops this mutator for the rest of
+// the run: every later call declines without a request, and the first result
+// after the failure carries `stop_reason`. Spend (calls in flight included) is
+// kept in a shared accumulator; a call that could take it past `usd_budget`
+// is not made.
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "core/host.h"
+#include "core/task.h"
+#include "llm/llm_client.h"
+#include "search/mutators/mutator.h"
+#include "search/run_config.h"
+
+namespace kestrel {
+
+// The run's LLM spend, shared by every LLM mutator of a run. Thread-safe.
+class SpendAccount {
+ public:
+  // `spent_usd`: spent by earlier sessions of the run (kestrel resume).
+  explicit SpendAccount(std::optional<double> budget_usd, double spent_usd = 0.0)
+      : budget_(budget_usd), spent_(spent_usd) {}
+  // Reserves `estimate` USD for a call; false (nothing reserved) when the
+  // spent plus reserved amount would exceed the budget.
+  bool Reserve(double estimate);
+  // Replaces a reservation of `estimate` by the call's actual `cost`.
+  void Settle(double estimate, double cost);
+  double spent() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<double> budget_;
+  double spent_;
+  double reserved_ = 0.0;
+};
+
+struct LlmContext {
+  std::shared_ptr<const Task> task;  // required
+  HostInfo host;
+  int threads = 1;  // threads the evaluator allows the kernel
+  std::shared_ptr<SpendAccount> spend;  // required
+};
+
+// `config` gives the model, temperature, max_tokens and prices (for the spend
+// estimate: prompt characters / 4 input tokens plus max_tokens output tokens).
+std::unique_ptr<Mutator> MakeLlmMutator(const MutatorConfig& config, std::shared_ptr<LlmClient> client,
+                                        LlmContext context);
+
+// The endpoint of an llm mutator config with `api_key` (from ReadApiKey).
+LlmEndpoint EndpointFor(const MutatorConfig& config, std::string api_key);
+
+}  // namespace kestrel

@@ -1,0 +1,357 @@
+#include "search/run_session.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "search/engine/line_prefix.h"
+
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/host.h"
+#include "evaluators/command_evaluator.h"
+#if KESTREL_WITH_CUDA
+#include "evaluators/cuda_evaluator.h"
+#endif
+#include "search/mutators/llm_mutator.h"
+#include "store/store.h"
+
+namespace kestrel {
+
+std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::path>& extra) {
+  std::vector<std::filesystem::path> dirs{BuiltinTasksDir()};
+  dirs.insert(dirs.end(), extra.begin(), extra.end());
+  return dirs;
+}
+
+namespace {
+
+SlurmOptions SlurmFor(const ExecutorConfig& executor) {
+  SlurmOptions slurm;
+  if (executor.kind != "slurm") return slurm;
+  slurm.enabled = true;
+  slurm.partition = executor.partition;
+  slurm.gres = executor.gres;
+  slurm.time_limit = executor.time_limit;
+  slurm.shared_dir = executor.shared_dir;
+  slurm.sbatch_args = executor.sbatch_args;
+  slurm.builds = executor.builds;
+  return slurm;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const EvaluatorConfig& config, std::uint64_t seed,
+                                                 const std::filesystem::path& runner_path,
+                                                 const ExecutorConfig& executor) {
+  if (config.kind == "command") {
+    CommandEvaluatorOptions options;
+    options.build = config.build;
+    options.run = config.run;
+    options.build_timeout_s = config.build_timeout_s;
+    options.run_timeout_s = config.timeout_s;
+    options.min_time_s = config.min_time_s;
+    options.min_samples = config.min_samples;
+    options.input_sets = config.input_sets;
+    options.max_speedup = config.max_speedup;
+    options.seed = seed;
+    options.slurm = SlurmFor(executor);
+    return MakeCommandEvaluator(task, options);
+  }
+  if (config.kind == "cuda") {
+#if KESTREL_WITH_CUDA
+    CudaEvaluatorOptions options;
+    options.nvcc = config.compiler;
+    options.arch = config.arch;
+    options.flags = config.flags;
+    options.min_time_s = config.min_time_s;
+    options.min_samples = config.min_samples;
+    options.input_sets = config.input_sets;
+    options.max_speedup = config.max_speedup;
+    options.run_timeout_s = config.timeout_s;
+    options.seed = seed;
+    options.slurm = SlurmFor(executor);
+    return MakeCudaEvaluator(task, options);
+#else
+    return Fail(Error::Unsupported("evaluator.kind \"cuda\": this build has no CUDA evaluator (no CUDA toolkit in "
+                                   "/usr/local/cuda when it was configured)"));
+#endif
+  }
+  if (config.kind != "cpu") return Fail(Error::InvalidArgument("evaluator.kind: '" + config.kind + "' is not available"));
+  if (task.language != "cpp") {
+    return Fail(Error::InvalidArgument("task " + task.name + ": the cpu evaluator runs cpp kernels, and this is a " +
+                                       task.language + " task; use \"evaluator\": {\"kind\": \"" +
+                                       (task.language == "cuda" ? "cuda" : "command") + "\"} in a run config"));
+  }
+  CpuEvaluatorOptions options;
+  options.compiler = config.compiler;
+  options.flags = config.flags;
+  options.threads = config.threads;
+  options.min_time_s = config.min_time_s;
+  options.min_samples = config.min_samples;
+  options.max_speedup = config.max_speedup;
+  options.flush_cache = config.flush_cache;
+  options.input_sets = config.input_sets;
+  options.run_timeout_s = config.timeout_s;
+  options.seed = seed;
+  options.runner_path = runner_path;
+  options.sandbox = config.sandbox;
+  options.slurm = SlurmFor(executor);
+  return MakeCpuEvaluator(task, options);
+}
+
+Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
+                                                           const HostInfo& host, double spent_usd) {
+  std::vector<std::unique_ptr<Mutator>> mutators;
+  auto spend = std::make_shared<SpendAccount>(config.budget.usd, spent_usd);
+  auto shared_task = std::make_shared<const Task>(task);
+  for (std::size_t i = 0; i < config.mutators.size(); ++i) {
+    const MutatorConfig& mutator = config.mutators[i];
+    if (mutator.kind == "knob") {
+      mutators.push_back(MakeKnobMutator());
+    } else if (mutator.kind == "llm") {
+      // The key lives in the client only: never in the config, the store or a message.
+      auto key = ReadApiKey(mutator.api_key_env);
+      if (!key) return Fail(key.error().WithContext(fmt::format("mutators[{}]", i)));
+      auto client = LlmClient::Make(EndpointFor(mutator, std::move(*key)));
+      if (!client) return Fail(client.error().WithContext(fmt::format("mutators[{}]", i)));
+      mutators.push_back(MakeLlmMutator(mutator, std::shared_ptr<LlmClient>(std::move(*client)),
+                                        LlmContext{shared_task, host, config.evaluator.threads, spend}));
+    } else {
+      return Fail(Error::InvalidArgument(fmt::format(
+          "mutators[{}]: the '{}' mutator is not available in this build yet; use {{\"kind\": \"knob\"}}", i,
+          mutator.kind)));
+    }
+  }
+  return mutators;
+}
+
+Result<Calibration> EnsureCalibration(Store& store, std::int64_t host_id, Evaluator& evaluator, int threads,
+                                      std::ostream* progress) {
+  auto stored = store.LatestCalibration(host_id, threads);
+  if (!stored) return Fail(stored.error());
+  if (*stored) {
+    evaluator.SetCalibration(**stored);
+    return **stored;
+  }
+  if (!evaluator.CanCalibrate()) return Fail(Error::NotFound("this evaluator cannot calibrate its host"));
+  if (progress) *progress << "kestrel: calibrating this host (peak FLOP/s and bandwidths, once)...\n" << std::flush;
+  auto measured = evaluator.Calibrate();
+  if (!measured) return Fail(measured.error());
+  if (auto id = store.AddCalibration(host_id, *measured); !id) return Fail(id.error());
+  if (progress) {
+    *progress << fmt::format(
+                     "kestrel: {:.0f} GFLOP/s peak; L1 {:.0f}, L2 {:.0f}, L3 {:.0f}, DRAM {:.1f} GB/s ({} thread{})\n",
+                     measured->peak_gflops, measured->l1_gbps, measured->l2_gbps, measured->l3_gbps,
+                     measured->dram_gbps, threads, threads == 1 ? "" : "s")
+              << std::flush;
+  }
+  evaluator.SetCalibration(*measured);
+  return *measured;
+}
+
+namespace {
+
+// Everything a run needs besides its store rows.
+struct Prepared {
+  Task task;
+  std::unique_ptr<Evaluator> evaluator;
+  std::vector<std::unique_ptr<Mutator>> mutators;
+  std::unique_ptr<Strategy> strategy;
+};
+
+Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, double spent_usd = 0.0) {
+  Prepared prepared;
+  auto task = FindTask(config.task, TaskDirs(options.task_dirs));
+  if (!task) {
+    // An unknown task is the user's mistake (exit code 2), like a bad config.
+    return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
+  }
+  prepared.task = std::move(*task);
+  auto mutators = MakeMutators(config, prepared.task, DetectHost(), spent_usd);
+  if (!mutators) return Fail(mutators.error());
+  prepared.mutators = std::move(*mutators);
+  auto strategy = MakeStrategy(config.strategy);
+  if (!strategy) return Fail(strategy.error());
+  prepared.strategy = std::move(*strategy);
+  if (options.progress) {
+    *options.progress << "kestrel: building the reference of " << prepared.task.name << "...\n" << std::flush;
+  }
+  auto evaluator = MakeEvaluator(prepared.task, config.evaluator, config.seed, options.runner_path, config.executor);
+  if (!evaluator) return Fail(evaluator.error());
+  prepared.evaluator = std::move(*evaluator);
+  // LLM-written kernels are untrusted code: not without the whole sandbox,
+  // unless the user said so (evaluator.sandbox "none").
+  const bool untrusted = std::any_of(config.mutators.begin(), config.mutators.end(),
+                                     [](const MutatorConfig& mutator) { return mutator.kind != "knob"; });
+  if (const std::string gap = prepared.evaluator->SandboxGap(); untrusted && !gap.empty()) {
+    return Fail(Error::InvalidArgument(
+        "this run's LLM-written kernels would run without the full sandbox (" + gap +
+        "); install bubblewrap and allow user namespaces (kestrel doctor shows each layer), or set "
+        "\"evaluator\": {\"sandbox\": \"none\"} in the run config to run them unconfined"));
+  }
+  return prepared;
+}
+
+Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& config, EngineOptions engine_options) {
+  // Unconfined by the user's choice: every line of the run says so.
+  std::optional<LinePrefixStream> warned;
+  if (prepared.evaluator->Unconfined() && engine_options.progress != nullptr) {
+    warned.emplace(*engine_options.progress, "[NO SANDBOX] ");
+    engine_options.progress = &*warned;
+    *engine_options.progress << "kestrel: evaluator.sandbox is \"none\": kernels run unconfined, with access to "
+                                "this machine, its files and this database\n";
+  }
+  auto host_id = store.UpsertHost(prepared.evaluator->Host());
+  if (!host_id) return Fail(host_id.error());
+  engine_options.host_id = *host_id;
+  if (auto calibration = EnsureCalibration(store, *host_id, *prepared.evaluator, config.evaluator.threads,
+                                           engine_options.progress);
+      !calibration) {
+    // Not fatal: measurements then carry no roofline fraction and only the speedup cap guards plausibility.
+    if (engine_options.progress) {
+      *engine_options.progress << "kestrel: no calibration (" << calibration.error().message()
+                               << "); roofline checks are off for this run\n";
+    }
+    (void)store.AddRunEvent(engine_options.run_id, "calibration_failed",
+                            nlohmann::json{{"error", calibration.error().message()}}.dump());
+  }
+  Engine engine(store, prepared.task, *prepared.evaluator, config, std::move(prepared.mutators),
+                std::move(prepared.strategy), engine_options);
+  return engine.Run();
+}
+
+// Seconds a run was active in earlier sessions: from each "start" to its
+// "stop", or to the last event of a session that was killed.
+double ActiveSeconds(const std::vector<RunEventRecord>& events) {
+  constexpr std::int64_t kNone = -1;
+  double total = 0.0;
+  std::int64_t session_start = kNone;
+  std::int64_t last = 0;
+  const auto close_session = [&](std::int64_t end) {
+    if (session_start != kNone) total += static_cast<double>(end - session_start) / 1000.0;
+    session_start = kNone;
+  };
+  for (const RunEventRecord& event : events) {
+    if (event.kind == "start") {
+      close_session(last);  // a session killed before its "stop"
+      session_start = event.at;
+    }
+    last = event.at;
+    if (event.kind == "stop") close_session(event.at);
+  }
+  close_session(last);
+  return total;
+}
+
+Result<RunRecord> ChooseRunToResume(Store& store, std::optional<std::int64_t> run_id) {
+  if (run_id) return store.GetRun(*run_id);
+  auto runs = store.ListRuns();
+  if (!runs) return Fail(runs.error());
+  for (const RunRecord& run : *runs) {
+    if (run.status != "finished") return run;
+  }
+  return Fail(Error::NotFound("no unfinished run in the database (give --run ID, with --time or --max-evals, to "
+                              "extend a finished one)"));
+}
+
+}  // namespace
+
+Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options) {
+  auto prepared = Prepare(config, options);
+  if (!prepared) return Fail(prepared.error());
+  auto store = Store::Open(options.db_path);
+  if (!store) return Fail(store.error());
+  auto task_id = (*store)->UpsertTask(prepared->task);
+  if (!task_id) return Fail(task_id.error());
+  auto graph_id = (*store)->GraphForTask(*task_id, options.fresh);
+  if (!graph_id) return Fail(graph_id.error());
+  auto host_id = (*store)->UpsertHost(prepared->evaluator->Host());
+  if (!host_id) return Fail(host_id.error());
+
+  RunRecord run;
+  run.task_id = *task_id;
+  run.task_name = prepared->task.name;
+  run.graph_id = *graph_id;
+  run.host_id = *host_id;
+  run.config_json = ToJson(config).dump();
+  run.started_at = NowMillis();
+  auto run_id = (*store)->CreateRun(run);
+  if (!run_id) return Fail(run_id.error());
+  if (options.progress) {
+    *options.progress << fmt::format("kestrel: run {} on task {} (graph {}), strategy {}, db {}\n", *run_id,
+                                     prepared->task.name, *graph_id, config.strategy.name, options.db_path.string())
+                      << std::flush;
+  }
+  EngineOptions engine_options;
+  engine_options.run_id = *run_id;
+  engine_options.graph_id = *graph_id;
+  engine_options.progress = options.progress;
+  engine_options.progress_mode = options.progress_mode;
+  engine_options.log_interval_s = options.log_interval_s;
+  return Drive(**store, *prepared, config, engine_options);
+}
+
+Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions& options) {
+  auto store = Store::Open(options.db_path);
+  if (!store) return Fail(store.error());
+  auto run = ChooseRunToResume(**store, resume.run_id);
+  if (!run) return Fail(run.error());
+  if (run->status == "failed" && !resume.retry) {
+    return Fail(Error::Internal(fmt::format(
+        "run {} stopped with an error and is not resumed: {}\nResuming it would meet the same failure: it is a "
+        "bug in Kestrel (please report it with this message). Once a Kestrel with the fix is installed, `kestrel "
+        "resume --run {} --retry` continues it from its saved state.",
+        run->id, run->stop_reason, run->id)));
+  }
+  const std::string origin = fmt::format("{}: run {}'s saved config", options.db_path.string(), run->id);
+  nlohmann::json saved;
+  try {
+    saved = nlohmann::json::parse(run->config_json);
+  } catch (const nlohmann::json::exception& error) {
+    return Fail(Error::Corruption(origin + ": " + error.what()));
+  }
+  auto config = ParseRunConfig(saved, origin);
+  if (!config) return Fail(config.error());
+  auto events = (*store)->RunEvents(run->id);
+  if (!events) return Fail(events.error());
+
+  EngineOptions engine_options;
+  engine_options.run_id = run->id;
+  engine_options.graph_id = run->graph_id;
+  engine_options.progress = options.progress;
+  engine_options.progress_mode = options.progress_mode;
+  engine_options.log_interval_s = options.log_interval_s;
+  engine_options.spent_evaluations = run->evaluations;
+  engine_options.spent_seconds = ActiveSeconds(*events);
+  engine_options.spent_usd = run->llm_usd;
+  engine_options.saved_state = run->state_json;
+  if (resume.extra_time) {
+    config->budget.time = config->budget.time.value_or(Seconds(engine_options.spent_seconds)) + *resume.extra_time;
+  }
+  if (resume.extra_evaluations) {
+    config->budget.evaluations =
+        config->budget.evaluations.value_or(engine_options.spent_evaluations) + *resume.extra_evaluations;
+  }
+  auto prepared = Prepare(*config, options, engine_options.spent_usd);
+  if (!prepared) return Fail(prepared.error());
+  if (auto reopened = (*store)->FinishRun(run->id, "running", ""); !reopened) return Fail(reopened.error());
+  (void)(*store)->AddRunEvent(run->id, "resume",
+                              nlohmann::json{{"spent_evaluations", engine_options.spent_evaluations},
+                                             {"spent_seconds", engine_options.spent_seconds},
+                                             {"spent_usd", engine_options.spent_usd}}
+                                  .dump());
+  if (options.progress) {
+    *options.progress << fmt::format(
+                             "kestrel: resuming run {} on task {} (graph {}): {} evaluations, {:.0f}s and ${:.2f} spent "
+                             "so far\n",
+                             run->id, run->task_name, run->graph_id, engine_options.spent_evaluations,
+                             engine_options.spent_seconds, engine_options.spent_usd)
+                      << std::flush;
+  }
+  return Drive(**store, *prepared, *config, engine_options);
+}
+
+}  // namespace kestrel

@@ -1,0 +1,441 @@
+// The LLM mutator inside real searches: a scripted OpenAI-compatible server on
+// loopback, the real Engine, MakeMutators and a real SQLite file, and the
+// in-process fake evaluator. LLM-written kernels declare a knob V whose value
+// tells the fake what they are: fast, fixed, broken (does not compile), wrong.
+
+#include <doctest.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "search/engine_harness.h"
+#include "search/mutators/llm_mutator.h"
+#include "tests/llm/routed_server.h"
+#include "tests/llm/scripted_server.h"
+
+namespace kestrel {
+namespace {
+
+using testing::FakeEvaluator;
+using testing::Harness;
+using testing::Must;
+using testing::Reply;
+using testing::RoutedServer;
+using testing::ScriptedServer;
+
+constexpr char kKeyEnv[] = "KESTREL_LLM_SEARCH_TEST_KEY";
+constexpr char kKey[] = "sk-search-test-S3CRET-9f8e7d6c5b4a";
+
+// A kernel the fake evaluator judges by its knob V.
+std::string Kernel(const std::string& kind) {
+  return "// kestrel:knob V " + kind +
+         "\nvoid fake(const float* x, float* y, long n) {\n  for (long i = 0; i < n; ++i) y[i] = x[i];\n}\n";
+}
+
+std::string Reply200(const std::string& content, const std::string& finish = "stop") {
+  return nlohmann::json{{"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}, {"finish_reason", finish}}}},
+                        {"usage", {{"prompt_tokens", 1000}, {"completion_tokens", 200}}}}
+      .dump();
+}
+
+Reply Code(const std::string& kind, const std::string& finish = "stop") {
+  return {200, Reply200("Here is a faster version:\n```cpp\n" + Kernel(kind) + "```\n", finish)};
+}
+Reply Unauthorized() {
+  return {401, R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}})"};
+}
+Reply QuotaExhausted() {
+  return {429, R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})"};
+}
+
+double Speedup(const KnobValues& knobs) {
+  const auto v = knobs.find("V");
+  if (v == knobs.end()) return testing::FakeSpeedup(knobs);
+  return v->second == "fast" ? 3.0 : v->second == "fixed" ? 2.5 : 1.2;
+}
+Outcome OutcomeOf(const KnobValues& knobs) {
+  const auto v = knobs.find("V");
+  if (v == knobs.end()) return Outcome::kMeasured;
+  return v->second == "broken" ? Outcome::kBuildFailed : v->second == "wrong" ? Outcome::kWrong : Outcome::kMeasured;
+}
+
+template <class Server>
+MutatorConfig LlmConfig(const Server& server) {
+  MutatorConfig config;
+  config.kind = "llm";
+  config.provider = "openai";
+  config.model = "test-model";
+  config.base_url = server.BaseUrl();
+  config.api_key_env = kKeyEnv;
+  config.timeout_s = 5;
+  config.max_tokens = 2000;
+  config.price_input_per_mtok = 1.0;
+  config.price_output_per_mtok = 2.0;
+  return config;
+}
+
+// One LLM mutator (plus a knob mutator when `with_knob`), one item in flight
+// so that the script's replies meet the requests in a known order.
+template <class Server>
+RunConfig SearchConfig(const Server& server, bool with_knob = false) {
+  ::setenv(kKeyEnv, kKey, 1);
+  ::setenv("NO_PROXY", "127.0.0.1", 1);
+  ::setenv("no_proxy", "127.0.0.1", 1);
+  RunConfig config = testing::Config();
+  config.mutators = {LlmConfig(server)};
+  if (with_knob) config.mutators.push_back(MutatorConfig{});
+  config.parallel.max_in_flight = 1;
+  config.budget.evaluations = 12;
+  config.budget.time = Seconds(20);
+  return config;
+}
+
+std::optional<NodeRecord> NodeWithKnob(Harness& harness, const std::string& value) {
+  for (const NodeRecord& node : harness.Nodes()) {
+    const auto v = node.knobs.find("V");
+    if (v != node.knobs.end() && v->second == value) return Must(harness.store().GetNode(node.id));
+  }
+  return std::nullopt;
+}
+
+std::optional<EdgeRecord> EdgeInto(Harness& harness, std::int64_t child) {
+  for (const EdgeRecord& edge : Must(harness.store().LoadEdges(harness.graph_id()))) {
+    if (edge.child == child && edge.kind != "duplicate") return edge;
+  }
+  return std::nullopt;
+}
+
+std::int64_t SeedId(Harness& harness) {
+  for (const NodeRecord& node : harness.Nodes()) {
+    if (node.mutation.rfind("seed:", 0) == 0) return node.id;
+  }
+  FAIL("no seed");
+  return 0;
+}
+
+// Rows of a SQL count over the database file (a second connection).
+std::int64_t Count(Harness& harness, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(harness.db_path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
+  const std::int64_t count = sqlite3_column_int64(statement, 0);
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return count;
+}
+
+
+std::string FileBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_CASE("a faster kernel from the LLM is found and recorded with its lineage and its call") {
+  ScriptedServer server({Code("fast"), Unauthorized()});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server)));
+  CHECK(summary.stop_reason == "exhausted");
+  CHECK(summary.best_speedup == doctest::Approx(3.0));
+  const auto fast = NodeWithKnob(harness, "fast");
+  REQUIRE(fast);
+  CHECK(summary.best_node == fast->id);
+  CHECK(fast->mutation.rfind("llm:test-model:", 0) == 0);
+  CHECK(fast->source == Kernel("fast"));
+  const auto edge = EdgeInto(harness, fast->id);
+  REQUIRE(edge);
+  CHECK(edge->parent == SeedId(harness));
+  CHECK(edge->kind == "derive");
+  const auto calls = Must(harness.store().LlmCallsForNode(fast->id));
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].model == "test-model");
+  CHECK(calls[0].provider == "openai");
+  CHECK(calls[0].run_id == harness.last_run());
+  CHECK(calls[0].http_status == 200);
+  CHECK(calls[0].input_tokens == 1000);
+  CHECK(calls[0].output_tokens == 200);
+  CHECK(calls[0].cost_usd == doctest::Approx((1000 * 1.0 + 200 * 2.0) / 1e6));
+  CHECK(calls[0].error.empty());
+  CHECK(calls[0].response.find("// kestrel:knob V fast") != std::string::npos);
+  CHECK(calls[0].prompt.find("void fake(") != std::string::npos);  // the prompt as sent
+  // The prompt carried the parent and one direction.
+  const auto seen = server.seen();
+  REQUIRE(seen.size() >= 1);
+  CHECK(seen[0].authorization == std::string("Bearer ") + kKey);
+  CHECK(seen[0].body.find("Focus on this idea:") != std::string::npos);
+  // The 401 was stored too, and stopped the mutator: no request after it.
+  CHECK(seen.size() == 2);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE http_status = 401") == 1);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM run_events WHERE kind = 'mutator_stopped'") == 1);
+}
+
+bool IsFix(const std::string& body) { return body.find("Outcome: ") != std::string::npos; }
+
+// Expansions get `first`, then replies without code (declined, the search goes
+// on) until the fourth, then a 401; fixes get `fix(n)` for the n-th fix.
+std::function<Reply(const std::string&)> Route(std::string first, std::function<Reply(int)> fix) {
+  return [first, fix, expansions = 0, fixes = 0](const std::string& body) mutable -> Reply {
+    if (IsFix(body)) return fix(++fixes);
+    ++expansions;
+    if (expansions == 1) return Code(first);
+    if (expansions < 5) return {200, Reply200("Nothing to add.")};
+    return Unauthorized();
+  };
+}
+
+TEST_CASE("a kernel that fails to compile is fixed through a fix edge; both calls are stored") {
+  RoutedServer server(Route("broken", [](int) { return Code("fixed"); }));
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server)));
+  CHECK(summary.stop_reason == "exhausted");
+  const auto broken = NodeWithKnob(harness, "broken");
+  const auto fixed = NodeWithKnob(harness, "fixed");
+  REQUIRE(broken);
+  REQUIRE(fixed);
+  CHECK(broken->status == NodeStatus::kBuildFailed);
+  CHECK(fixed->status == NodeStatus::kMeasured);
+  CHECK(summary.best_speedup == doctest::Approx(2.5));
+  CHECK(EdgeInto(harness, broken->id)->kind == "derive");
+  const auto fix_edge = EdgeInto(harness, fixed->id);
+  REQUIRE(fix_edge);
+  CHECK(fix_edge->kind == "fix");
+  CHECK(fix_edge->parent == broken->id);
+  CHECK(fixed->mutation == "llm:test-model:fix build_failed");
+  CHECK(Must(harness.store().LlmCallsForNode(broken->id)).size() == 1);
+  CHECK(Must(harness.store().LlmCallsForNode(fixed->id)).size() == 1);
+  // One fix prompt, carrying the failing source and the compiler's log.
+  int fix_prompts = 0;
+  for (const std::string& body : server.bodies()) {
+    if (!IsFix(body)) continue;
+    ++fix_prompts;
+    CHECK(body.find("Outcome: build_failed") != std::string::npos);
+    CHECK(body.find("the fake compiler refuses") != std::string::npos);
+    CHECK(body.find("kestrel:knob V broken") != std::string::npos);
+  }
+  CHECK(fix_prompts == 1);
+}
+
+TEST_CASE("a wrong kernel is recorded as wrong and a fix is asked for, at most max_fix_rounds times") {
+  RoutedServer server(Route("wrong", [](int n) { return Code("wrong" + std::to_string(n)); }));
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, [](const KnobValues& knobs) {
+    return knobs.count("V") ? Outcome::kWrong : Outcome::kMeasured;
+  });
+  RunConfig config = SearchConfig(server);
+  config.max_fix_rounds = 2;
+  const RunSummary summary = Must(harness.Run(evaluator, config));
+  CHECK(summary.stop_reason == "exhausted");
+  CHECK(summary.outcomes.at("wrong") == 3);  // the first and two fixes
+  const auto wrong = NodeWithKnob(harness, "wrong");
+  REQUIRE(wrong);
+  CHECK(wrong->status == NodeStatus::kWrong);
+  CHECK(NodeWithKnob(harness, "wrong1"));
+  CHECK(NodeWithKnob(harness, "wrong2"));
+  int fix_prompts = 0;
+  for (const std::string& body : server.bodies()) {
+    if (!IsFix(body)) continue;
+    ++fix_prompts;
+    CHECK(body.find("Outcome: wrong") != std::string::npos);
+    CHECK(body.find("1 of 1 input sets differ") != std::string::npos);
+  }
+  CHECK(fix_prompts == 2);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM edges WHERE kind = 'fix'") == 2);
+}
+
+TEST_CASE("a reply without code is declined with its call stored, and the search goes on") {
+  ScriptedServer server({{200, Reply200("I would vectorize the loop, but I will not show code.")}, Code("fast"),
+                         Unauthorized()});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server)));
+  CHECK(summary.best_speedup == doctest::Approx(3.0));
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls") == 3);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE node_id IS NULL AND error LIKE 'no usable code%'") == 1);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM run_events WHERE kind = 'mutator_declined'") >= 1);
+}
+
+TEST_CASE("a reply cut at the token limit is not compiled") {
+  ScriptedServer server({Code("fast", "length"), Unauthorized()});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server)));
+  CHECK_FALSE(NodeWithKnob(harness, "fast"));
+  CHECK(summary.evaluations == 1);  // the seed only
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE error LIKE '%token limit%' AND node_id IS NULL") == 1);
+}
+
+TEST_CASE("a 401 stops the LLM mutator; the knob mutator's work goes on and the run finishes") {
+  ScriptedServer server({Unauthorized()});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  std::ostringstream progress;
+  const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server, true), &progress));
+  CHECK(summary.stop_reason == "evaluations");
+  CHECK(summary.evaluations == 12);
+  CHECK(server.requests() == 1);
+  CHECK(harness.LastRun().status == "finished");
+  CHECK(progress.str().find("auth") != std::string::npos);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE http_status = 401") == 1);
+}
+
+TEST_CASE("an exhausted quota stops the LLM mutator") {
+  ScriptedServer server({QuotaExhausted()});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server)));
+  CHECK(summary.stop_reason == "exhausted");
+  CHECK(server.requests() == 1);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE http_status = 429 AND error != ''") == 1);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM run_events WHERE kind = 'mutator_stopped' AND detail_json LIKE '%quota%'") == 1);
+}
+
+TEST_CASE("no call is made that could exceed the usd budget, and the run stops with 'usd'") {
+  ScriptedServer server({Code("fast")});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  RunConfig config = SearchConfig(server, true);
+  config.budget.usd = 0.001;  // one call may cost up to 2000 tokens * $2/Mtok = $0.004
+  const RunSummary summary = Must(harness.Run(evaluator, config));
+  CHECK(server.requests() == 0);
+  CHECK(summary.stop_reason == "usd");
+  CHECK(harness.LastRun().stop_reason == "usd");
+}
+
+TEST_CASE("a resumed run counts the usd its earlier sessions spent") {
+  // Each call costs $0.0014 (1000 in, 200 out) and first reserves about
+  // $0.0045 (its worst case). The first run's calls use the $0.009 budget up;
+  // a resumed run that did not count them would make as many again and end
+  // past the budget.
+  std::vector<Reply> replies;
+  for (int i = 0; i < 8; ++i) replies.push_back(Code("v" + std::to_string(i)));
+  ScriptedServer server(replies);
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  RunConfig config = SearchConfig(server);
+  config.budget.usd = 0.009;
+  const RunSummary first = Must(harness.Run(evaluator, config));
+  CHECK(first.stop_reason == "usd");
+  const double spent = harness.LastRun().llm_usd;
+  CHECK(spent > 0.0);
+  const RunSummary resumed = Must(harness.Resume(evaluator, config));
+  CHECK(resumed.stop_reason == "usd");
+  const double total = harness.LastRun().llm_usd;
+  CHECK(total <= 0.009 + 1e-12);
+  CHECK(total + 1e-12 >= spent);
+}
+
+TEST_CASE("the end of the time budget cancels an LLM call in flight; the call is stored") {
+  ScriptedServer server({Reply(200, Reply200("too late"), {}, 6.0)});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  RunConfig config = SearchConfig(server);
+  config.budget.time = Seconds(1.5);
+  const auto start = std::chrono::steady_clock::now();
+  const RunSummary summary = Must(harness.Run(evaluator, config));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(summary.stop_reason == "time");
+  CHECK(seconds < 5.0);  // not the 6 s the reply takes
+  CHECK(server.requests() == 1);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE error LIKE '%cancelled%'") == 1);
+}
+
+TEST_CASE("the API key appears nowhere in the database file") {
+  ScriptedServer server({{200, Reply200("no code")}, Code("broken"), Code("fixed"), Code("fast"), Unauthorized()});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  (void)Must(harness.Run(evaluator, SearchConfig(server)));
+  REQUIRE(server.requests() >= 3);
+  CHECK(server.seen()[0].authorization == std::string("Bearer ") + kKey);
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const std::string bytes = FileBytes(harness.db_path().string() + suffix);
+    CAPTURE(suffix);
+    CHECK(bytes.find(kKey) == std::string::npos);
+    CHECK(bytes.find("S3CRET") == std::string::npos);
+  }
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls") >= 3);
+}
+
+TEST_CASE("two models with weights in one run: each expansion's model is recorded with its node and call") {
+  // Each reply is a new kernel named after the model that wrote it; after
+  // eight replies the server refuses (401), which stops that mutator.
+  RoutedServer server([calls = std::map<std::string, int>()](const std::string& body) mutable -> Reply {
+    const std::string model = nlohmann::json::parse(body).at("model").get<std::string>();
+    const int n = ++calls[model];
+    if (n > 8) return Unauthorized();
+    return Code(model + "-" + std::to_string(n));
+  });
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  RunConfig config = SearchConfig(server);
+  MutatorConfig cheap = LlmConfig(server);
+  cheap.model = "cheap-fast";
+  cheap.weight = 2.0;
+  MutatorConfig strong = LlmConfig(server);
+  strong.model = "strong-slow";
+  strong.weight = 1.0;
+  config.mutators = {cheap, strong};
+  config.budget.evaluations = 10;
+  (void)Must(harness.Run(evaluator, config));
+
+  const std::int64_t by_cheap = Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE model = 'cheap-fast'");
+  const std::int64_t by_strong = Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE model = 'strong-slow'");
+  CHECK(by_cheap >= 1);
+  CHECK(by_strong >= 1);
+  CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE model NOT IN ('cheap-fast', 'strong-slow')") == 0);
+  // Every LLM node names its model in its mutation and was written by that model's call.
+  int llm_nodes = 0;
+  for (const NodeRecord& node : harness.Nodes()) {
+    if (node.mutation.rfind("llm:", 0) != 0) continue;
+    ++llm_nodes;
+    const auto calls = Must(harness.store().LlmCallsForNode(node.id));
+    REQUIRE(calls.size() == 1);
+    CAPTURE(node.mutation);
+    CHECK(node.mutation.rfind("llm:" + calls[0].model + ":", 0) == 0);
+    CHECK(node.knobs.at("V").rfind(calls[0].model + "-", 0) == 0);
+  }
+  CHECK(llm_nodes >= 2);
+}
+
+TEST_CASE("a missing API key is refused by MakeMutators, naming the variable") {
+  ScriptedServer server({Code("fast")});
+  RunConfig config = SearchConfig(server);
+  config.mutators[0].api_key_env = "KESTREL_LLM_SEARCH_TEST_UNSET_KEY";
+  ::unsetenv("KESTREL_LLM_SEARCH_TEST_UNSET_KEY");
+  const Task task = testing::MakeFakeTask();
+  auto mutators = MakeMutators(config, task, HostInfo{});
+  REQUIRE_FALSE(mutators.has_value());
+  CHECK(mutators.error().message().find("KESTREL_LLM_SEARCH_TEST_UNSET_KEY") != std::string::npos);
+}
+
+TEST_CASE("the example LLM run configs load and make their mutators") {
+  const char* source_dir = std::getenv("KESTREL_SOURCE_DIR");
+  REQUIRE(source_dir != nullptr);
+  ::setenv("OPENAI_API_KEY", "sk-dummy", 1);
+  ::setenv("ANTHROPIC_API_KEY", "sk-ant-dummy", 1);
+  const Task task = testing::MakeFakeTask();
+  for (const char* name : {"openai.json", "anthropic.json", "local.json"}) {
+    CAPTURE(name);
+    auto config = LoadRunConfig(std::filesystem::path(source_dir) / "configs" / "runs" / name);
+    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    CHECK(Validate(*config, name).has_value());
+    auto mutators = MakeMutators(*config, task, HostInfo{});
+    REQUIRE_MESSAGE(mutators.has_value(), mutators.error().message());
+    REQUIRE(mutators->size() == 2);
+    CHECK((*mutators)[1]->Kind() == "llm");
+  }
+}
+
+}  // namespace
+}  // namespace kestrel

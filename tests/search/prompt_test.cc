@@ -1,0 +1,135 @@
+// MutationPrompt and FixPrompt: each part LLM.md lists is in the request.
+
+#include "search/mutators/prompt.h"
+
+#include <doctest.h>
+
+#include <algorithm>
+#include <string>
+
+namespace kestrel {
+namespace {
+
+Task MakeTask() {
+  Task task;
+  task.name = "axpy";
+  task.description = "y = 2x + 1";
+  task.language = "cpp";
+  task.entry = "axpy";
+  task.args = {{"x", ArgRole::kInput, ScalarType::kF32, {"n"}, {}},
+               {"y", ArgRole::kOutput, ScalarType::kF32, {"n"}, {}},
+               {"n", ArgRole::kDim, ScalarType::kI64, {}, {}}};
+  task.shapes = {{{"n", 4096}}};
+  task.check_shapes = {{{"n", 7}}};
+  task.tolerance = {1e-5, 1e-6};
+  task.reference = {"reference.cpp", "void axpy(const float* x, float* y, int64_t n) { /* REFERENCE BODY */ }\n"};
+  return task;
+}
+
+HostInfo MakeHost() {
+  HostInfo host;
+  host.cpu_model = "Test CPU 9000";
+  host.cores = 16;
+  host.isa = "avx2 fma";
+  host.l1d_bytes = 32 * 1024;
+  host.l2_bytes = 1024 * 1024;
+  return host;
+}
+
+std::string UserText(const LlmRequest& request) {
+  REQUIRE(request.messages.size() == 1);
+  CHECK(request.messages[0].role == "user");
+  return request.messages[0].content;
+}
+
+bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST_CASE("a mutation prompt carries hardware, task, parent, lineage, inspirations, failures, direction, format") {
+  const Task task = MakeTask();
+  MutationPromptInput input;
+  input.task = &task;
+  input.parent = {"// kestrel:knob U 1 2\nvoid axpy(const float* x, float* y, int64_t n) { /* PARENT */ }\n",
+                  {{"U", "2"}}, "cc", {"-O3"}};
+  input.measurement = "1.50x speedup over the reference";
+  input.lineage = {{"seed:seed.cpp", "1.00x"}, {"knob U 1->2", "1.50x"}};
+  input.inspirations = {"void axpy(const float* x, float* y, int64_t n) { /* INSPIRATION */ }"};
+  input.recent_failures = {"llm:m:unroll: build_failed (expected ';')"};
+  input.direction = "tile for cache";
+  input.host = MakeHost();
+  input.threads = 4;
+  input.max_tokens = 1234;
+  input.temperature = 0.3;
+  const LlmRequest request = MutationPrompt(input);
+  const std::string text = UserText(request);
+  CHECK_FALSE(request.system.empty());
+  CHECK(request.max_tokens == 1234);
+  CHECK(request.temperature == doctest::Approx(0.3));
+  CHECK(Has(text, "Test CPU 9000"));
+  CHECK(Has(text, "avx2 fma"));
+  CHECK(Has(text, "cores: 16"));
+  CHECK(Has(text, "up to 4 threads"));
+  CHECK(Has(text, task.Signature()));
+  CHECK(Has(text, "n=4096"));
+  CHECK(Has(text, "n=7"));
+  CHECK(Has(text, "1e-06 + 1e-05*|ref|"));
+  CHECK(Has(text, "REFERENCE BODY"));
+  CHECK(Has(text, "/* PARENT */"));
+  CHECK(Has(text, "U=2"));
+  CHECK(Has(text, "1.50x speedup"));
+  CHECK(Has(text, "- seed:seed.cpp: 1.00x"));
+  CHECK(Has(text, "- knob U 1->2: 1.50x"));
+  CHECK(Has(text, "INSPIRATION"));
+  CHECK(Has(text, "expected ';'"));
+  CHECK(Has(text, "Focus on this idea: tile for cache"));
+  CHECK(Has(text, "one fenced code block"));
+  CHECK(Has(text, "// kestrel:knob NAME v1 v2"));
+}
+
+TEST_CASE("empty parts are left out; single-threaded tasks say so") {
+  const Task task = MakeTask();
+  MutationPromptInput input;
+  input.task = &task;
+  input.parent = {"void axpy() {}", {}, "cc", {}};
+  input.direction = "unroll";
+  const std::string text = UserText(MutationPrompt(input));
+  CHECK_FALSE(Has(text, "lineage"));
+  CHECK_FALSE(Has(text, "inspiration"));
+  CHECK_FALSE(Has(text, "Recent failures"));
+  CHECK(Has(text, "single-threaded"));
+}
+
+TEST_CASE("the directions cover the list in LLM.md") {
+  const auto& directions = MutationDirections();
+  for (const char* direction : {"vectorize", "tile for cache", "reorder loops", "fuse passes", "unroll",
+                                "reduce precision where the tolerance allows", "use threads where allowed"}) {
+    CAPTURE(direction);
+    CHECK(std::find(directions.begin(), directions.end(), direction) != directions.end());
+  }
+}
+
+TEST_CASE("a fix prompt carries the failing source, outcome, reason and the trimmed log") {
+  const Task task = MakeTask();
+  std::string log;
+  for (int i = 0; i < 200; ++i) log += "kernel.cpp:" + std::to_string(i) + ": error: nope\n";
+  const LlmRequest request = FixPrompt(task, {"void axpy() { /* FAILING */ }", {}, "cc", {}}, Outcome::kBuildFailed,
+                                       "the compiler failed", log, MakeHost(), 1, 999, 0.2);
+  const std::string text = UserText(request);
+  CHECK(request.max_tokens == 999);
+  CHECK(Has(text, "/* FAILING */"));
+  CHECK(Has(text, "Outcome: build_failed"));
+  CHECK(Has(text, "Reason: the compiler failed"));
+  CHECK(Has(text, "kernel.cpp:0: error"));
+  CHECK_FALSE(Has(text, "kernel.cpp:150: error"));
+  CHECK(Has(text, "[... trimmed]"));
+  CHECK(Has(text, task.Signature()));
+  CHECK(Has(text, "REFERENCE BODY"));
+  CHECK(Has(text, "corrected complete file"));
+}
+
+TEST_CASE("TrimLog keeps short logs whole") {
+  CHECK(TrimLog("a\nb\n") == "a\nb\n");
+  CHECK(TrimLog("") == "");
+}
+
+}  // namespace
+}  // namespace kestrel
