@@ -11,4 +11,18 @@ std::int64_t NowMillis() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+NodeRecord NewNodeRecord(const Candidate& candidate, std::int64_t graph_id, std::int64_t run_id,
+                         std::string mutation) {
+  NodeRecord record;
+  record.graph_id = graph_id;
+  record.run_id = run_id;
+  record.identity = candidate.Identity();
+  record.source = candidate.source;
+  record.knobs = candidate.knobs;
+  record.toolchain = candidate.toolchain;
+  record.flags = candidate.flags;
+  record.mutation = std::move(mutation);
+  return record;
+}
+
 }  // namespace kestrel

@@ -61,11 +61,19 @@ struct NodeRecord {
   // Latest measured speedup (any host); nullopt until a measurement is
   // measured. Kept when a later measurement is not (status then says so).
   std::optional<double> speedup;
+  // Times the search chose it as a parent and the expansion ended (a
+  // proposal, a duplicate or a decline): what graph-ucb's e(n) counts.
+  std::int64_t expansions = 0;
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
 
   Candidate ToCandidate() const { return {source, knobs, toolchain, flags}; }
 };
+
+// The row of a new node of `graph_id` holding `candidate`, made by `run_id`
+// (0: none) by `mutation` ("seed:NAME", "knob UNROLL 2->4", ...).
+NodeRecord NewNodeRecord(const Candidate& candidate, std::int64_t graph_id, std::int64_t run_id,
+                         std::string mutation);
 
 // kind: "derive" (a mutation of the parent), "fix" (a repair of a failed
 // parent), "duplicate" (a proposal that turned out to be an existing node).

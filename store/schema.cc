@@ -208,9 +208,18 @@ constexpr std::string_view kSchemaV3 = R"sql(
 ALTER TABLE measurements ADD COLUMN baseline_speedup REAL NOT NULL DEFAULT 0;
 )sql";
 
+// v4: each node's expansions (Store::AddExpansion), counted by the engine
+// when an expansion ends; older files count the derivations each node has,
+// which is what the engine counted on load before.
+constexpr std::string_view kSchemaV4 = R"sql(
+ALTER TABLE nodes ADD COLUMN expansions INTEGER NOT NULL DEFAULT 0;
+UPDATE nodes SET expansions = (SELECT count(*) FROM edges e
+                               WHERE e.parent_id = nodes.id AND e.kind != 'duplicate' AND e.child_id != e.parent_id);
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 3> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3};
+constexpr std::array<std::string_view, 4> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

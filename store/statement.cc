@@ -156,21 +156,31 @@ Result<ScopedStatement> StatementCache::Get(std::string_view operation, std::str
 
 // --- Transaction ------------------------------------------------------------------
 
+// Inside another transaction (Store::Atomically) a transaction is a
+// savepoint: it commits with the outer one, and a failed inner step rolls
+// back only to where it began.
 Result<Transaction> Transaction::Begin(sqlite3* db, Kind kind, std::string_view operation) {
-  const char* sql = kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN";
+  const bool nested = sqlite3_get_autocommit(db) == 0;
+  const char* sql = nested ? "SAVEPOINT kestrel_nested" : kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN";
   if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return Fail(SqliteError(db, operation));
-  return Transaction(db, operation);
+  return Transaction(db, operation, nested);
 }
 
 Transaction::Transaction(Transaction&& other) noexcept
-    : db_(other.db_), operation_(std::move(other.operation_)), active_(std::exchange(other.active_, false)) {}
+    : db_(other.db_),
+      operation_(std::move(other.operation_)),
+      nested_(other.nested_),
+      active_(std::exchange(other.active_, false)) {}
 
 Transaction::~Transaction() {
-  if (active_ && sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (!active_ || sqlite3_get_autocommit(db_) != 0) return;
+  const char* sql = nested_ ? "ROLLBACK TO kestrel_nested; RELEASE kestrel_nested" : "ROLLBACK";
+  sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
 }
 
 Status Transaction::Commit() {
-  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return Fail(SqliteError(db_, operation_));
+  const char* sql = nested_ ? "RELEASE kestrel_nested" : "COMMIT";
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return Fail(SqliteError(db_, operation_));
   active_ = false;
   return {};
 }

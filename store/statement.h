@@ -116,7 +116,8 @@ class StatementCache {
 // BEGIN IMMEDIATE (kWrite: takes the write lock at once, waiting up to the
 // busy_timeout, so a writer never fails half-way on a lock upgrade) or BEGIN
 // (kRead: one consistent snapshot for a multi-statement read). Rolls back on
-// destruction unless Commit() succeeded.
+// destruction unless Commit() succeeded. Begun inside another transaction it
+// is a savepoint of that one (Store::Atomically).
 class Transaction {
  public:
   enum class Kind { kRead, kWrite };
@@ -129,9 +130,11 @@ class Transaction {
   Status Commit();
 
  private:
-  Transaction(sqlite3* db, std::string_view operation) : db_(db), operation_(operation) {}
+  Transaction(sqlite3* db, std::string_view operation, bool nested)
+      : db_(db), operation_(operation), nested_(nested) {}
   sqlite3* db_;
   std::string operation_;
+  bool nested_ = false;
   bool active_ = true;
 };
 

@@ -275,6 +275,13 @@ Status Store::FinishRun(std::int64_t run_id, const std::string& status, const st
   return transaction->Commit();
 }
 
+Status Store::Atomically(const std::function<Status()>& body) {
+  auto transaction = impl_->BeginWrite("Atomically");
+  if (!transaction) return Fail(transaction.error());
+  if (auto done = body(); !done) return done;
+  return transaction->Commit();
+}
+
 Status Store::SaveRunState(std::int64_t run_id, const std::string& state_json) {
   constexpr std::string_view kOp = "SaveRunState";
   auto update = impl_->Prepare(kOp, "UPDATE runs SET state_json = ?2 WHERE id = ?1");

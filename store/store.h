@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,7 +29,7 @@ struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 class Store {
  public:
@@ -42,6 +43,12 @@ class Store {
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
+
+  // Runs `body` in one write transaction: every Store call it makes commits
+  // together when it returns success, and none of them does when it returns
+  // an error or a commit fails (the error is returned). Calls inside nest as
+  // savepoints, so a failed call does not undo the earlier ones by itself.
+  Status Atomically(const std::function<Status()>& body);
 
   // --- tasks, graphs, hosts -------------------------------------------------
   // The task row for task.name, inserted or updated with its current spec
@@ -101,6 +108,9 @@ class Store {
   // no self-edges) and a run event "duplicate" {"parent", "node",
   // "mutation"}, one per proposal, so a run's duplicates can be counted.
   Status RecordDuplicate(const EdgeRecord& edge);
+  // One more expansion of the node: a selection of it as a parent that ended
+  // (in a proposal, a duplicate or a decline). NotFound for an unknown node.
+  Status AddExpansion(std::int64_t node_id);
   // The node of `graph_id` with this identity, if any.
   Result<std::optional<std::int64_t>> FindNode(std::int64_t graph_id, const std::string& identity);
   // Leaves the node's speedup alone. NotFound for an unknown node.

@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view kNodeColumns =
     "n.id, n.graph_id, n.run_id, n.identity, n.source_hash, n.knobs_json, n.toolchain, n.flags_json, n.mutation, "
-    "n.status, n.reason, n.log, n.speedup, n.created_at, n.updated_at";
+    "n.status, n.reason, n.log, n.speedup, n.created_at, n.updated_at, n.expansions";
 
 constexpr std::string_view kInsertEdge = R"sql(
   INSERT INTO edges (parent_id, child_id, kind, run_id, mutation, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -46,6 +46,7 @@ Result<NodeRecord> ReadNode(const store::Statement& row) {
   node.speedup = row.OptionalDouble(12);
   node.created_at = row.Int(13);
   node.updated_at = row.Int(14);
+  node.expansions = row.Int(15);
   return node;
 }
 
@@ -164,6 +165,16 @@ Status Store::RecordDuplicate(const EdgeRecord& edge) {
   (*event)->BindId(1, edge.run_id).Bind(2, OrNow(edge.created_at)).Bind(3, std::string("duplicate")).Bind(4, detail);
   if (auto done = (*event)->Run(); !done) return done;
   return transaction->Commit();
+}
+
+Status Store::AddExpansion(std::int64_t node_id) {
+  constexpr std::string_view kOp = "AddExpansion";
+  auto update = impl_->Prepare(kOp, "UPDATE nodes SET expansions = expansions + 1 WHERE id = ?1");
+  if (!update) return Fail(update.error());
+  (*update)->Bind(1, node_id);
+  if (auto done = (*update)->Run(); !done) return done;
+  if (impl_->Changes() == 0) return Fail(Error::NotFound("DB: AddExpansion: no node " + std::to_string(node_id)));
+  return {};
 }
 
 Result<std::optional<std::int64_t>> Store::FindNode(std::int64_t graph_id, const std::string& identity) {
@@ -382,7 +393,7 @@ Result<NodeRecord> Store::GetNode(std::int64_t node_id) {
   if (!row) return Fail(row.error());
   if (!*row) return Fail(Error::NotFound("DB: no node " + std::to_string(node_id)));
   auto node = ReadNode(**select);
-  if (node) node->source = (*select)->Text(15);
+  if (node) node->source = (*select)->Text(16);
   return node;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // A raw SQLite peek at a Kestrel file, with a connection of its own: for what
-// the Store API does not expose, such as row counts.
+// the Store API does not expose, such as row counts, or to change it behind
+// the Store's back.
 
 #include <sqlite3.h>
 
@@ -25,6 +26,24 @@ inline std::int64_t QueryInt(const std::filesystem::path& db_path, const std::st
   }
   sqlite3_close(db);
   return value;
+}
+
+// Runs `sql` on a connection of its own to the file (creating it): an
+// empty string when it succeeded, else SQLite's message.
+inline std::string ExecSql(const std::filesystem::path& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string message;
+  if (sqlite3_open(db_path.c_str(), &db) != SQLITE_OK) {
+    message = "cannot open " + db_path.string();
+  } else {
+    char* error = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+      message = error != nullptr ? error : "sqlite3_exec failed";
+    }
+    sqlite3_free(error);
+  }
+  sqlite3_close(db);
+  return message;
 }
 
 }  // namespace kestrel::testing

@@ -33,6 +33,8 @@ Engine::Impl::Impl(Store& store, const Task& task, Evaluator& evaluator, const R
       options_(std::move(options)),
       run_seed_(config.seed ^ (static_cast<std::uint64_t>(options_.run_id) * 0x9e3779b97f4a7c15ULL)),
       progress_(options_.progress, options_.progress_mode, options_.log_interval_s),
+      state_(store, options_.graph_id, options_.run_id, options_.host_id),
+      graph_(state_.graph()),
       usd_spent_(options_.spent_usd) {}
 
 Result<RunSummary> Engine::Impl::Run() {
@@ -82,47 +84,42 @@ Result<RunSummary> Engine::Impl::Run() {
         {
           std::lock_guard lock(mutex_);
           --in_flight_;
-          SaveState();
         }
         changed_.notify_all();
         std::get<2>(ports).try_put(flow::continue_msg());
       }
     });
     flow::function_node<Job, Event> build(
-        graph, static_cast<std::size_t>(config_.parallel.compile_jobs), [this](const Job& job) {
-          Event event;
-          event.job = job;
+        graph, static_cast<std::size_t>(config_.parallel.compile_jobs), [this](const Job& job) -> Event {
+          engine::Measured failed{job, {}, {}, {}};
           try {
-            event.job.build = evaluator_.Build(job.candidate);
-            event.kind = event.job.build.ok ? Event::Kind::kBuilt : Event::Kind::kMeasured;
-            if (!event.job.build.ok) event.measurement = evaluator_.Measure(job.candidate, event.job.build);
+            failed.job.build = evaluator_.Build(job.candidate);
+            if (failed.job.build.ok) return engine::Built{std::move(failed.job)};
+            failed.measurement = evaluator_.Measure(job.candidate, failed.job.build);
           } catch (const std::exception& error) {
-            event.kind = Event::Kind::kMeasured;
-            event.measurement.outcome = Outcome::kRejected;
-            event.measurement.reason = std::string("evaluator error during build: ") + error.what();
-            if (dynamic_cast<const InvariantError*>(&error)) event.fatal = error.what();
+            failed.measurement.outcome = Outcome::kRejected;
+            failed.measurement.reason = std::string("evaluator error during build: ") + error.what();
+            if (dynamic_cast<const InvariantError*>(&error)) failed.fatal = error.what();
           }
-          return event;
+          return failed;
         });
     flow::function_node<Job, Event> measure(
-        graph, static_cast<std::size_t>(config_.parallel.measure_slots), [this](const Job& job) {
-          Event event;
-          event.kind = Event::Kind::kMeasured;
-          event.job = job;
+        graph, static_cast<std::size_t>(config_.parallel.measure_slots), [this](const Job& job) -> Event {
+          engine::Measured result{job, {}, {}, {}};
           try {
-            event.measurement = evaluator_.Measure(job.candidate, job.build);
+            result.measurement = evaluator_.Measure(job.candidate, job.build);
           } catch (const std::exception& error) {
-            event.measurement.outcome = Outcome::kRejected;
-            event.measurement.reason = std::string("evaluator error: ") + error.what();
-            if (dynamic_cast<const InvariantError*>(&error)) event.fatal = error.what();
+            result.measurement.outcome = Outcome::kRejected;
+            result.measurement.reason = std::string("evaluator error: ") + error.what();
+            if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
           }
           try {
-            Confirm(event);
+            Confirm(result);
           } catch (const std::exception& error) {
-            event.confirmations.clear();  // unconfirmed: judged without a round
-            if (dynamic_cast<const InvariantError*>(&error)) event.fatal = error.what();
+            result.confirmations.clear();  // unconfirmed: judged without a round
+            if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
           }
-          return event;
+          return result;
         });
     flow::make_edge(select, limiter);
     flow::make_edge(limiter, mutate);

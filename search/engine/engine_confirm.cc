@@ -66,7 +66,7 @@ std::optional<Engine::Impl::Job> Engine::Impl::IncumbentJobLocked(NodeId challen
   return JobFor(incumbent_);
 }
 
-void Engine::Impl::Confirm(Event& event) {
+void Engine::Impl::Confirm(engine::Measured& event) {
   if (event.measurement.outcome != Outcome::kMeasured) return;
   std::optional<Job> incumbent;
   {
@@ -86,19 +86,9 @@ void Engine::Impl::Confirm(Event& event) {
   }
 }
 
-std::optional<std::map<std::int64_t, double>> Engine::Impl::StoreRoundLocked(
-    const std::vector<ConfirmationRecord>& verdicts, const std::vector<std::pair<NodeId, Measurement>>& measurements) {
-  if (verdicts.empty() && measurements.empty()) return std::map<std::int64_t, double>{};
-  auto medians = store_.RecordConfirmation(options_.run_id, options_.host_id, verdicts, measurements);
-  if (!medians) {
-    Fatal(medians.error());
-    return std::nullopt;
-  }
-  for (const auto& [id, median] : *medians) graph_.SetResult(id, NodeStatus::kMeasured, median);
-  return std::move(*medians);
-}
-
-bool Engine::Impl::JudgeLocked(const Event& event) {
+bool Engine::Impl::JudgeLocked(const engine::Measured& event, engine::ConfirmationRound& round,
+                               std::vector<std::pair<std::string, std::string>>& events) {
+  round.measurements = event.confirmations;
   const NodeId node = event.job.node;
   const double speedup = event.measurement.speedup;
   const std::optional<double> incumbent_speedup =
@@ -106,14 +96,12 @@ bool Engine::Impl::JudgeLocked(const Event& event) {
   if (!incumbent_speedup) {
     // Nothing to beat: no incumbent yet, or it failed a later evaluation.
     // A round measured against one that was replaced since is stored as is.
-    if (!StoreRoundLocked({}, event.confirmations)) return false;
     incumbent_ = node;
     return true;
   }
   if (speedup <= *incumbent_speedup) {
     // The round was against an incumbent that a faster result replaced while
     // it ran: this result challenges nobody now, but its re-measurements are kept.
-    (void)StoreRoundLocked({}, event.confirmations);
     return false;
   }
   if (event.confirmations.empty()) {
@@ -142,7 +130,7 @@ bool Engine::Impl::JudgeLocked(const Event& event) {
                                 [node](const auto& entry) { return entry.first == node; }));
   const bool beats = all_measured && record.node_median > record.against_median * (1.0 + record.noise);
   record.verdict = beats ? "confirmed" : all_measured ? "within_noise" : "unstable";
-  if (!StoreRoundLocked({record}, event.confirmations)) return false;
+  round.verdicts.push_back(record);
   if (beats) {
     incumbent_ = node;
     return true;
@@ -152,13 +140,12 @@ bool Engine::Impl::JudgeLocked(const Event& event) {
       "not a new best",
       node, record.node_median, record.samples, 100.0 * record.noise, record.against_id, record.against_median);
   progress_.Event(note);
-  (void)store_.AddRunEvent(options_.run_id, "not_confirmed",
-                           nlohmann::json{{"node", node},
-                                          {"median", record.node_median},
-                                          {"against", record.against_id},
-                                          {"against_median", record.against_median},
-                                          {"noise", record.noise}}
-                               .dump());
+  events.emplace_back("not_confirmed", nlohmann::json{{"node", node},
+                                                      {"median", record.node_median},
+                                                      {"against", record.against_id},
+                                                      {"against_median", record.against_median},
+                                                      {"noise", record.noise}}
+                                            .dump());
   return false;
 }
 
@@ -224,8 +211,8 @@ void Engine::Impl::FinalConfirmation() {
       records.push_back(record);
       if (failed > 0) unstable.insert(job.node);
     }
-    const auto medians = StoreRoundLocked(records, measurements);
-    if (!medians) return;
+    auto medians = state_.AddRound({records, measurements}, {});
+    if (!medians) return Fatal(medians.error());
     for (const auto& [node, median] : *medians) all_medians[node] = median;
     for (const ConfirmationRecord& record : records) {
       const auto median = medians->find(record.node_id);

@@ -3,7 +3,8 @@
 //   engine.cc          the flow graph and the end of a run
 //   engine_select.cc   loading the graph, seeds, selection, budgets, saved state
 //   engine_mutate.cc   the mutate stage and the context LLM prompts get
-//   engine_record.cc   the record stage: the only writer of the store and graph
+//   engine_record.cc   the record stage: every node change, through GraphState
+//   graph_state.cc     the nodes: store transaction first, then the graph
 //
 // Everything below `mutex_` is guarded by it.
 
@@ -21,9 +22,11 @@
 #include <stop_token>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "search/engine/engine.h"
+#include "search/engine/graph_state.h"
 #include "search/engine/progress.h"
 
 namespace kestrel {
@@ -48,38 +51,53 @@ struct Job {
   BuildResult build;
 };
 
-// Everything that reaches the record stage.
-struct Event {
-  enum class Kind { kProposed, kDeclined, kEvaluate, kBuilt, kMeasured } kind = Kind::kDeclined;
+// The messages that reach the record stage (Event).
+//
+// What a mutator call brought besides its proposal or decline.
+struct MutatorReport {
+  int mutator = -1;  // the mutator that proposed (index into mutators_); -1: none
+  std::vector<LlmCallRecord> calls;
+  std::vector<std::string> stops;  // mutators that stopped for the rest of the run
+  bool budget_spent = false;       // the usd budget is spent: the run stops
+};
+// From mutate: a node already in the graph to evaluate (a new seed, a node
+// left in flight by an earlier run).
+struct EvaluateNode {
+  NodeId node = 0;
+};
+// From mutate: a proposal under `parent`; `expansion`: it ends a selection
+// (a fix does not).
+struct Proposed {
   NodeId parent = 0;
-  std::optional<Proposal> proposal;
+  bool expansion = true;
+  Proposal proposal;
+  MutatorReport report;
+};
+// From mutate: no proposal. `exhausted`: nothing more to try for the parent;
+// `error`: a mutator failed; `fatal`: a broken invariant (the run stops).
+struct Declined {
+  NodeId parent = 0;
+  bool expansion = true;
+  bool exhausted = true;
+  std::vector<std::string> declines;
+  std::string error;
+  std::string fatal;
+  MutatorReport report;
+};
+// From build: it built.
+struct Built {
+  Job job;
+};
+// From build (a build that failed) or measure: the result, and when it beat
+// the incumbent the re-measurements of its confirmation round (the node and
+// the incumbent, interleaved). `fatal`: a broken invariant met in the stage.
+struct Measured {
   Job job;
   Measurement measurement;
-  std::string note;
-  // From mutate: the mutator that proposed (index into mutators_, -1: none),
-  // the LLM calls made, whether a decline exhausts the parent, and stops.
-  int mutator = -1;
-  std::vector<LlmCallRecord> calls;
-  bool exhausted = true;
-  bool budget_spent = false;
-  std::vector<std::string> declines;
-  std::vector<std::string> stops;
-  // From measure, when the result beat the incumbent: the re-measurements of
-  // the confirmation round (the node and the incumbent, interleaved).
   std::vector<std::pair<NodeId, Measurement>> confirmations;
-  // A broken invariant met in a stage other than record (its message): the
-  // run stops with "error: MESSAGE".
   std::string fatal;
 };
-
-// The candidate of a graph node, kept in memory so that stages other than
-// record never touch the store. Sources are shared between knob variants.
-struct CandidateRef {
-  std::shared_ptr<const std::string> source;
-  KnobValues knobs;
-  std::string toolchain;
-  std::vector<std::string> flags;
-};
+using Event = std::variant<EvaluateNode, Proposed, Declined, Built, Measured>;
 
 // The random stream of selection k of a run: a generator of its own, so that a
 // resumed run continues the stream from the selection count it saved.
@@ -99,7 +117,7 @@ class Engine::Impl {
        std::vector<std::unique_ptr<Mutator>> mutators, std::unique_ptr<Strategy> strategy, EngineOptions options);
 
   Result<RunSummary> Run();
-  const SearchGraph& graph() const { return graph_; }
+  const SearchGraph& graph() const { return state_.graph(); }
 
  private:
   using Clock = engine::Clock;
@@ -126,33 +144,32 @@ class Engine::Impl {
   // Fills the context fields of `parent` (lineage, inspirations...). Locked.
   void FillContextLocked(ParentView& parent) const;
 
-  // engine_record.cc. Record is the only writer of store_ and graph_.
+  // engine_record.cc. Record makes every node change (through state_).
   enum class Route { kBuild, kMeasure, kDone };
   Route Record(Event& event, Job& out);
-  Route RecordProposal(Event& event, Job& out);
-  void RecordDuplicate(Event& event, NodeId existing);
-  void RecordResult(const Event& event);
+  Route RecordLocked(engine::EvaluateNode& message, Job& out);
+  Route RecordLocked(engine::Proposed& message, Job& out);
+  Route RecordLocked(engine::Declined& message, Job& out);
+  Route RecordLocked(engine::Built& message, Job& out);
+  Route RecordLocked(engine::Measured& message, Job& out);
+  void RecordDuplicate(engine::Proposed& message, NodeId existing);
+  // The notes a change of a mutate message carries: its LLM calls, the
+  // mutators that stopped, and the run's state after the change.
+  engine::ChangeNotes MutateNotes(engine::MutatorReport& report);
 
   // engine_confirm.cc
-  // Measure stage: when `event` beat the incumbent, re-measures it and the
-  // incumbent `confirm.rounds` times each, interleaved, into the event.
-  void Confirm(Event& event);
-  // Record stage: the verdict of a confirmation round; true when the node is
-  // the new best. Locked.
-  bool JudgeLocked(const Event& event);
-  // Stores re-measurements with their verdicts (none: kept without one); the
-  // graph takes each re-measured node's new median, which it returns.
-  // nullopt after a store error (the run stops).
-  std::optional<std::map<std::int64_t, double>> StoreRoundLocked(
-      const std::vector<ConfirmationRecord>& verdicts, const std::vector<std::pair<NodeId, Measurement>>& measurements);
+  // Measure stage: when the result beat the incumbent, re-measures it and the
+  // incumbent `confirm.rounds` times each, interleaved, into the message.
+  void Confirm(engine::Measured& message);
+  // Record stage: the verdict of a confirmation round, into `round` and
+  // `events` (stored with the result); true when the node is the new best. Locked.
+  bool JudgeLocked(const engine::Measured& message, engine::ConfirmationRound& round,
+                   std::vector<std::pair<std::string, std::string>>& events);
   // After the flow graph: the top candidates re-measured together.
   void FinalConfirmation();
   std::optional<Job> IncumbentJobLocked(NodeId challenger, double speedup);
-  // Stores the calls of a mutate event, naming `node` when there is one.
-  void StoreCalls(Event& event, std::optional<NodeId> node);
   // Queues a fix of a failed node when its mutator can fix and rounds remain.
   void MaybeQueueFix(const Job& job, const Measurement& measurement);
-  void SaveState();
   void Fatal(const Error& error);
   Job JobFor(NodeId node);
   ProgressSnapshot SnapshotLocked() const;
@@ -170,9 +187,8 @@ class Engine::Impl {
 
   std::mutex mutex_;  // guards everything below
   std::condition_variable changed_;
-  SearchGraph graph_;
-  std::unordered_map<NodeId, engine::CandidateRef> candidates_;
-  std::unordered_map<std::string, std::shared_ptr<const std::string>> sources_;  // by hash
+  engine::GraphState state_;  // the nodes; every change goes through it
+  const SearchGraph& graph_;  // state_.graph(), for reading
   std::deque<NodeId> pending_;
   std::deque<WorkItem> fixes_;                  // fix items waiting for select
   std::unordered_map<NodeId, int> made_by_;     // mutator index of nodes made by this run

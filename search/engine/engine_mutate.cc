@@ -11,48 +11,51 @@
 namespace kestrel {
 
 Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
-  Event event;
-  event.parent = item.node;
-  if (item.kind == WorkItem::Kind::kEvaluate) {
-    event.kind = Event::Kind::kEvaluate;
-    return event;
-  }
+  if (item.kind == WorkItem::Kind::kEvaluate) return engine::EvaluateNode{item.node};
+  const bool expansion = item.kind == WorkItem::Kind::kExpand;
+  engine::Declined declined;
+  declined.parent = item.node;
+  declined.expansion = expansion;
+  engine::MutatorReport report;
   try {
     ParentView parent{item.node, {}};
     const bool wants_context = std::any_of(mutators_.begin(), mutators_.end(),
                                            [](const auto& mutator) { return mutator->WantsContext(); });
     {
       std::lock_guard lock(mutex_);
-      const engine::CandidateRef& ref = candidates_.at(item.node);
-      parent.candidate = {*ref.source, ref.knobs, evaluator_.Toolchain(), evaluator_.Flags()};
-      if (wants_context && item.kind == WorkItem::Kind::kExpand) FillContextLocked(parent);
+      parent.candidate = state_.CandidateOf(item.node);
+      parent.candidate.toolchain = evaluator_.Toolchain();
+      parent.candidate.flags = evaluator_.Flags();
+      if (wants_context && expansion) FillContextLocked(parent);
     }
     const IsKnown is_known = [this](const std::string& identity) {
       std::lock_guard lock(mutex_);
       return graph_.FindByIdentity(identity).has_value();
     };
-    const auto take = [&event](MutationResult& result, int index) {
-      for (auto& call : result.calls) event.calls.push_back(std::move(call));
-      if (!result.stop_reason.empty()) event.stops.push_back(result.stop_reason);
-      event.budget_spent = event.budget_spent || result.budget_spent;
+    // Takes a mutator's answer: true when it proposed.
+    const auto take = [&](MutationResult& result, int index) {
+      for (auto& call : result.calls) report.calls.push_back(std::move(call));
+      if (!result.stop_reason.empty()) report.stops.push_back(result.stop_reason);
+      report.budget_spent = report.budget_spent || result.budget_spent;
       if (result.proposal) {
-        event.kind = Event::Kind::kProposed;
-        event.proposal = std::move(result.proposal);
-        event.mutator = index;
+        report.mutator = index;
         return true;
       }
-      if (!result.note.empty()) event.declines.push_back(result.note);
-      event.exhausted = event.exhausted && result.exhausted;
+      if (!result.note.empty()) declined.declines.push_back(result.note);
+      declined.exhausted = declined.exhausted && result.exhausted;
       return false;
     };
-    event.kind = Event::Kind::kDeclined;
+    const auto proposed = [&](MutationResult& result) -> Event {
+      return engine::Proposed{item.node, expansion, std::move(*result.proposal), std::move(report)};
+    };
     if (item.kind == WorkItem::Kind::kFix) {
       const int index = item.mutator;
       MutationResult result = mutators_[static_cast<std::size_t>(index)]->Fix(parent, *item.failure, is_known);
       if (result.proposal) result.proposal->edge_kind = "fix";
-      take(result, index);
-      event.exhausted = false;  // a failed node is never expanded anyway
-      return event;
+      if (take(result, index)) return proposed(result);
+      declined.exhausted = false;  // a failed node is never expanded anyway
+      declined.report = std::move(report);
+      return declined;
     }
     std::mt19937_64 rng(item.rng_seed);
     // Mutators in a random order drawn by weight: the first that does not decline wins.
@@ -66,17 +69,16 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
     }
     for (std::size_t index : order) {
       MutationResult result = mutators_[index]->Expand(parent, rng, is_known);
-      if (take(result, static_cast<int>(index))) return event;
+      if (take(result, static_cast<int>(index))) return proposed(result);
     }
   } catch (const InvariantError& error) {
-    event.kind = Event::Kind::kDeclined;
-    event.exhausted = false;
-    event.fatal = error.what();
+    declined.exhausted = false;
+    declined.fatal = error.what();
   } catch (const std::exception& error) {
-    event.kind = Event::Kind::kDeclined;
-    event.note = std::string("mutator failed: ") + error.what();
+    declined.error = std::string("mutator failed: ") + error.what();
   }
-  return event;
+  declined.report = std::move(report);
+  return declined;
 }
 
 void Engine::Impl::FillContextLocked(ParentView& parent) const {
@@ -91,10 +93,8 @@ void Engine::Impl::FillContextLocked(ParentView& parent) const {
   }
   for (NodeId id : graph_.Best(4)) {
     if (id == parent.id || parent.inspirations.size() >= 2) continue;
-    const auto ref = candidates_.find(id);
-    if (ref != candidates_.end() && *ref->second.source != parent.candidate.source) {
-      parent.inspirations.push_back(fmt::format("// {} ({})\n{}", graph_.Node(id).mutation, result_of(id),
-                                                *ref->second.source));
+    if (const std::string& source = state_.SourceOf(id); source != parent.candidate.source) {
+      parent.inspirations.push_back(fmt::format("// {} ({})\n{}", graph_.Node(id).mutation, result_of(id), source));
     }
   }
   parent.recent_failures.assign(recent_failures_.begin(), recent_failures_.end());

@@ -1,6 +1,7 @@
-// The engine's record stage: the only writer of the store and the graph. Each
-// node state change is one transaction; the run's resumable state is saved
-// after each released work item.
+// The engine's record stage: every node change, in the order results arrive.
+// Each change goes through GraphState, which stores it in one transaction
+// with the run's resumable state and only then changes the graph; a change
+// the store refuses stops the run ("error: ...") and changes nothing.
 
 #include <algorithm>
 
@@ -8,14 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "search/engine/engine_impl.h"
-#include "search/engine/graph_loader.h"
 
 namespace kestrel {
 
-Engine::Impl::Job Engine::Impl::JobFor(NodeId node) {
-  const engine::CandidateRef& ref = candidates_.at(node);
-  return {node, {*ref.source, ref.knobs, ref.toolchain, ref.flags}, {}};
-}
+using engine::ChangeNotes;
+
+Engine::Impl::Job Engine::Impl::JobFor(NodeId node) { return {node, state_.CandidateOf(node), {}}; }
 
 void Engine::Impl::Fatal(const Error& error) {
   StopLocked("error: " + error.message());
@@ -23,90 +22,71 @@ void Engine::Impl::Fatal(const Error& error) {
 
 Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
   std::lock_guard lock(mutex_);
-  // A work item from mutate is either started now (sent to build) or done.
-  const bool from_mutate = event.kind == Event::Kind::kEvaluate || event.kind == Event::Kind::kDeclined ||
-                           event.kind == Event::Kind::kProposed;
-  if (from_mutate) --unstarted_;
-  if (!event.fatal.empty()) StopLocked("error: " + event.fatal);
-  if (event.budget_spent) StopLocked("usd");
-  switch (event.kind) {
-    case Event::Kind::kEvaluate:
-      out = JobFor(event.parent);
-      ++started_;
-      return Route::kBuild;
-    case Event::Kind::kDeclined:
-      StoreCalls(event, std::nullopt);
-      if (event.exhausted) strategy_->MarkExhausted(event.parent);
-      for (const std::string& note : event.declines) {
-        (void)store_.AddRunEvent(options_.run_id, "mutator_declined",
-                                 engine::EventJson({{"parent", event.parent}, {"reason", note}}));
-      }
-      if (!event.note.empty()) {
-        (void)store_.AddRunEvent(options_.run_id, "mutator_error",
-                                 engine::EventJson({{"parent", event.parent}, {"error", event.note}}));
-      }
-      return Route::kDone;
-    case Event::Kind::kProposed:
-      return RecordProposal(event, out);
-    case Event::Kind::kBuilt:
-      if (auto status = store_.SetNodeStatus(event.job.node, NodeStatus::kBuilt, "", ""); !status) {
-        Fatal(status.error());
-      }
-      graph_.SetResult(event.job.node, NodeStatus::kBuilt, std::nullopt);
-      if (const auto reason = StopReasonLocked(); reason && *reason == "time") {
-        // Out of time: not measured now; it stays `built`, and the next run of
-        // the task (or kestrel resume) measures it first.
-        return Route::kDone;
-      }
-      out = std::move(event.job);
-      return Route::kMeasure;
-    case Event::Kind::kMeasured:
-      RecordResult(event);
-      return Route::kDone;
+  return std::visit([&](auto& message) { return RecordLocked(message, out); }, event);
+}
+
+// A work item from mutate is either started now (sent to build) or done.
+Engine::Impl::Route Engine::Impl::RecordLocked(engine::EvaluateNode& message, Job& out) {
+  --unstarted_;
+  out = JobFor(message.node);
+  ++started_;
+  return Route::kBuild;
+}
+
+ChangeNotes Engine::Impl::MutateNotes(engine::MutatorReport& report) {
+  if (report.budget_spent) StopLocked("usd");
+  ChangeNotes notes;
+  for (const std::string& stop : report.stops) {
+    notes.events.emplace_back("mutator_stopped", engine::EventJson({{"reason", stop}}));
+    progress_.Event("kestrel: " + stop + "; the search goes on without it");
   }
+  for (const LlmCallRecord& call : report.calls) usd_spent_ += call.cost_usd;
+  notes.calls = std::move(report.calls);
+  return notes;
+}
+
+Engine::Impl::Route Engine::Impl::RecordLocked(engine::Declined& message, Job&) {
+  --unstarted_;
+  if (!message.fatal.empty()) StopLocked("error: " + message.fatal);
+  if (message.exhausted) strategy_->MarkExhausted(message.parent);
+  ChangeNotes notes = MutateNotes(message.report);
+  for (const std::string& note : message.declines) {
+    notes.events.emplace_back("mutator_declined", engine::EventJson({{"parent", message.parent}, {"reason", note}}));
+  }
+  if (!message.error.empty()) {
+    notes.events.emplace_back("mutator_error",
+                              engine::EventJson({{"parent", message.parent}, {"error", message.error}}));
+  }
+  notes.run_state = SaveStateLocked();
+  if (auto done = state_.Decline(message.parent, message.expansion, std::move(notes)); !done) Fatal(done.error());
   return Route::kDone;
 }
 
-Engine::Impl::Route Engine::Impl::RecordProposal(Event& event, Job& out) {
-    Proposal& proposal = *event.proposal;
-    const std::string identity = proposal.candidate.Identity();
-    if (auto existing = graph_.FindByIdentity(identity)) {
-      RecordDuplicate(event, *existing);
-      return Route::kDone;
-    }
-    duplicate_streak_.erase(event.parent);
-    NodeRecord record;
-    record.graph_id = options_.graph_id;
-    record.run_id = options_.run_id;
-    record.identity = identity;
-    record.source = proposal.candidate.source;
-    record.knobs = proposal.candidate.knobs;
-    record.toolchain = proposal.candidate.toolchain;
-    record.flags = proposal.candidate.flags;
-    record.mutation = proposal.mutation;
-    EdgeRecord edge{event.parent, 0, proposal.edge_kind, options_.run_id, proposal.mutation, 0};
-    auto id = store_.AddNode(record, edge);
-    if (!id) {
-      Fatal(id.error());
-      return Route::kDone;
-    }
-    const auto& parent_ref = candidates_.at(event.parent);
-    auto source = *parent_ref.source == proposal.candidate.source
-                      ? parent_ref.source
-                      : std::make_shared<const std::string>(proposal.candidate.source);
-    candidates_[*id] = {source, record.knobs, record.toolchain, record.flags};
-    record.id = *id;
-    graph_.AddNode(ToGraphNode(record));
-    graph_.AddDerivation(event.parent, *id, proposal.edge_kind);
-    StoreCalls(event, *id);
-    if (event.mutator >= 0) made_by_[*id] = event.mutator;
-    if (proposal.edge_kind == "fix") {
-      const auto parent_depth = fix_depth_.find(event.parent);
-      fix_depth_[*id] = (parent_depth == fix_depth_.end() ? 0 : parent_depth->second) + 1;
-    }
-    out = Job{*id, std::move(proposal.candidate), {}};
-    ++started_;
-    return Route::kBuild;
+Engine::Impl::Route Engine::Impl::RecordLocked(engine::Proposed& message, Job& out) {
+  --unstarted_;
+  Proposal& proposal = message.proposal;
+  if (auto existing = graph_.FindByIdentity(proposal.candidate.Identity())) {
+    RecordDuplicate(message, *existing);
+    return Route::kDone;
+  }
+  duplicate_streak_.erase(message.parent);
+  ChangeNotes notes = MutateNotes(message.report);
+  notes.run_state = SaveStateLocked();
+  auto id = state_.AddChild(
+      message.parent, NewNodeRecord(proposal.candidate, options_.graph_id, options_.run_id, proposal.mutation),
+      proposal.edge_kind, message.expansion, std::move(notes));
+  if (!id) {
+    Fatal(id.error());
+    return Route::kDone;
+  }
+  if (message.report.mutator >= 0) made_by_[*id] = message.report.mutator;
+  if (proposal.edge_kind == "fix") {
+    const auto parent_depth = fix_depth_.find(message.parent);
+    fix_depth_[*id] = (parent_depth == fix_depth_.end() ? 0 : parent_depth->second) + 1;
+  }
+  out = Job{*id, std::move(proposal.candidate), {}};
+  ++started_;
+  return Route::kBuild;
 }
 
 // No work twice: a proposal of a node already in the graph (the parent
@@ -115,42 +95,71 @@ Engine::Impl::Route Engine::Impl::RecordProposal(Event& event, Job& out) {
 // point at new nodes, so every lineage still ends at a seed. A parent whose
 // expansions keep repeating known nodes is exhausted, so a run whose every
 // reply is a duplicate ends ("exhausted") instead of asking forever.
-void Engine::Impl::RecordDuplicate(Event& event, NodeId existing) {
-  const Proposal& proposal = *event.proposal;
-  EdgeRecord edge{event.parent, existing, "duplicate", options_.run_id, proposal.mutation, 0};
-  if (auto status = store_.RecordDuplicate(edge); !status) Fatal(status.error());
-  if (existing != event.parent) graph_.AddDerivation(event.parent, existing, "duplicate");
-  StoreCalls(event, existing);
+void Engine::Impl::RecordDuplicate(engine::Proposed& message, NodeId existing) {
+  const Proposal& proposal = message.proposal;
   ++summary_.duplicates;
-  if (proposal.edge_kind != "fix" && ++duplicate_streak_[event.parent] >= kDuplicateStreakLimit) {
-    strategy_->MarkExhausted(event.parent);
-    duplicate_streak_.erase(event.parent);
+  if (proposal.edge_kind != "fix" && ++duplicate_streak_[message.parent] >= kDuplicateStreakLimit) {
+    strategy_->MarkExhausted(message.parent);
+    duplicate_streak_.erase(message.parent);
+  }
+  ChangeNotes notes = MutateNotes(message.report);
+  notes.run_state = SaveStateLocked();
+  if (auto done = state_.AddDuplicate(message.parent, existing, proposal.mutation, message.expansion, std::move(notes));
+      !done) {
+    Fatal(done.error());
   }
 }
 
-void Engine::Impl::RecordResult(const Event& event) {
-  const Job& job = event.job;
-  const Measurement& measurement = event.measurement;
-  auto id = store_.RecordMeasurement(job.node, options_.run_id, options_.host_id, measurement);
-  if (!id) return Fatal(id.error());
+Engine::Impl::Route Engine::Impl::RecordLocked(engine::Built& message, Job& out) {
+  if (auto done = state_.SetBuilt(message.job.node); !done) {
+    Fatal(done.error());
+    return Route::kDone;
+  }
+  if (const auto reason = StopReasonLocked(); reason && *reason == "time") {
+    // Out of time: not measured now; it stays `built`, and the next run of
+    // the task (or kestrel resume) measures it first.
+    return Route::kDone;
+  }
+  out = std::move(message.job);
+  return Route::kMeasure;
+}
+
+Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) {
+  if (!message.fatal.empty()) StopLocked("error: " + message.fatal);
+  const Job& job = message.job;
+  const Measurement& measurement = message.measurement;
   const bool measured = measurement.outcome == Outcome::kMeasured;
-  graph_.SetResult(job.node, StatusOf(measurement.outcome),
-                   measured ? std::optional<double>(measurement.speedup) : std::nullopt);
+  // The engine's side first (the verdict, the counts, a fix to queue), so
+  // that the state saved with the result is the state after it; undone when
+  // the store refuses the result.
+  const NodeId incumbent_before = incumbent_;
+  const std::int64_t since_best_before = since_best_;
+  engine::ConfirmationRound round;
+  ChangeNotes notes;
+  const bool new_best = measured && JudgeLocked(message, round, notes.events);
+  since_best_ = new_best ? 0 : since_best_ + 1;
+  const std::size_t fixes_before = fixes_.size();
+  MaybeQueueFix(job, measurement);
+  notes.run_state = SaveStateLocked();
+  if (auto done = state_.SetResult(job.node, measurement, round, std::move(notes)); !done) {
+    incumbent_ = incumbent_before;
+    since_best_ = since_best_before;
+    fixes_.resize(fixes_before);
+    Fatal(done.error());
+    return Route::kDone;
+  }
   ++summary_.evaluations;
   ++summary_.outcomes[std::string(ToString(measurement.outcome))];
-  if (measured && JudgeLocked(event)) {
-    since_best_ = 0;
+  if (new_best) {
     const double speedup = *graph_.Node(job.node).speedup;
     progress_.Event(fmt::format("kestrel: new best {:.2f}x: node {} ({})", speedup, job.node,
                                 graph_.Node(job.node).label));
     (void)store_.AddRunEvent(options_.run_id, "new_best",
                              nlohmann::json{{"node", job.node}, {"speedup", speedup}}.dump());
-  } else {
-    ++since_best_;
   }
   if (config_.budget.plateau && since_best_ >= *config_.budget.plateau) StopLocked("plateau");
-  MaybeQueueFix(job, measurement);
   Progress(job, measurement);
+  return Route::kDone;
 }
 
 void Engine::Impl::MaybeQueueFix(const Job& job, const Measurement& measurement) {
@@ -165,25 +174,6 @@ void Engine::Impl::MaybeQueueFix(const Job& job, const Measurement& measurement)
   const auto depth = fix_depth_.find(job.node);
   if ((depth == fix_depth_.end() ? 0 : depth->second) >= config_.max_fix_rounds) return;
   fixes_.push_back({WorkItem::Kind::kFix, job.node, 0, std::make_shared<const Measurement>(measurement), made_by->second});
-}
-
-void Engine::Impl::StoreCalls(Event& event, std::optional<NodeId> node) {
-  for (const std::string& stop : event.stops) {
-    (void)store_.AddRunEvent(options_.run_id, "mutator_stopped", engine::EventJson({{"reason", stop}}));
-    progress_.Event("kestrel: " + stop + "; the search goes on without it");
-  }
-  for (LlmCallRecord& call : event.calls) {
-    call.run_id = options_.run_id;
-    call.node_id = node;
-    usd_spent_ += call.cost_usd;
-    if (auto id = store_.AddLlmCall(call); !id) Fatal(id.error());
-  }
-  event.calls.clear();
-  event.stops.clear();
-}
-
-void Engine::Impl::SaveState() {
-  if (auto saved = store_.SaveRunState(options_.run_id, SaveStateLocked()); !saved) Fatal(saved.error());
 }
 
 ProgressSnapshot Engine::Impl::SnapshotLocked() const {

@@ -30,19 +30,9 @@ std::string EventJson(const nlohmann::json& detail) {
 using engine::Clock;
 
 Status Engine::Impl::LoadGraph() {
-  auto loaded = LoadSearchGraph(store_, options_.graph_id);
-  if (!loaded) return Fail(loaded.error());
-  graph_ = std::move(loaded->graph);
-  for (const NodeRecord& record : loaded->nodes) {
-    auto& source = sources_[record.source_hash];
-    if (!source) {
-      auto text = store_.GetSource(record.source_hash);
-      if (!text) return Fail(text.error());
-      source = std::make_shared<const std::string>(std::move(*text));
-    }
-    candidates_[record.id] = {source, record.knobs, record.toolchain, record.flags};
-    if (!IsFinal(record.status)) pending_.push_back(record.id);
-  }
+  auto unfinished = state_.Load();
+  if (!unfinished) return Fail(unfinished.error());
+  pending_.assign(unfinished->begin(), unfinished->end());
   // The best of earlier runs is the incumbent until a result beats it.
   if (const auto best = graph_.Best(1); !best.empty()) incumbent_ = best[0];
   return {};
@@ -52,32 +42,19 @@ Status Engine::Impl::AddSeeds() {
   for (const SourceFile& seed : task_.seeds) {
     auto knobs = ParseKnobs(seed.text);
     if (!knobs) return Fail(knobs.error().WithContext(task_.name + "/" + seed.name));
-    Candidate candidate{seed.text, DefaultKnobs(*knobs), evaluator_.Toolchain(), evaluator_.Flags()};
-    const std::string identity = candidate.Identity();
-    if (graph_.FindByIdentity(identity)) continue;
-    NodeRecord record;
-    record.graph_id = options_.graph_id;
-    record.run_id = options_.run_id;
-    record.identity = identity;
-    record.source = candidate.source;
-    record.knobs = candidate.knobs;
-    record.toolchain = candidate.toolchain;
-    record.flags = candidate.flags;
-    record.mutation = "seed:" + seed.name;
-    auto id = store_.AddNode(record, std::nullopt);
+    const Candidate candidate{seed.text, DefaultKnobs(*knobs), evaluator_.Toolchain(), evaluator_.Flags()};
+    if (graph_.FindByIdentity(candidate.Identity())) continue;
+    auto id = state_.AddSeed(NewNodeRecord(candidate, options_.graph_id, options_.run_id, "seed:" + seed.name));
     if (!id) return Fail(id.error());
-    auto source = std::make_shared<const std::string>(candidate.source);
-    candidates_[*id] = {source, candidate.knobs, candidate.toolchain, candidate.flags};
-    record.id = *id;
-    graph_.AddNode(ToGraphNode(record));
     pending_.push_back(*id);
   }
   return {};
 }
 
-// The state is saved after every recorded result (SaveState), so a run killed
-// at any moment resumes with the selection count, plateau count, strategy
-// state and queued fixes of its last result.
+// The state is saved with every node change (GraphState), in its
+// transaction, so a run killed at any moment resumes with the selection
+// count, plateau count, strategy state and queued fixes that agree with the
+// graph it stored.
 std::string Engine::Impl::SaveStateLocked() const {
   nlohmann::json fixes = nlohmann::json::array();
   for (const WorkItem& fix : fixes_) {
@@ -201,7 +178,7 @@ Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
       std::mt19937_64 draw(engine::SelectionSeed(run_seed_, selections_));
       if (auto parent = strategy_->Select(graph_, draw)) {
         ++selections_;
-        graph_.NoteExpansion(*parent);
+        state_.NoteSelection(*parent);
         ++in_flight_;
         ++unstarted_;
         return {WorkItem::Kind::kExpand, *parent, draw(), nullptr, -1};

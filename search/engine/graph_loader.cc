@@ -11,6 +11,7 @@ GraphNode ToGraphNode(const NodeRecord& record) {
   node.status = record.status;
   node.speedup = record.status == NodeStatus::kMeasured ? record.speedup : std::nullopt;
   node.run_id = record.run_id;
+  node.expansions = static_cast<int>(record.expansions);
   return node;
 }
 
@@ -27,7 +28,6 @@ Result<LoadedGraph> LoadSearchGraph(Store& store, std::int64_t graph_id) {
     // (each is a run event now) may hold one.
     if (edge.parent == edge.child) continue;
     loaded.graph.AddDerivation(edge.parent, edge.child, edge.kind);
-    if (edge.kind != "duplicate") loaded.graph.NoteExpansion(edge.parent);
   }
   loaded.nodes = std::move(*nodes);
   return loaded;

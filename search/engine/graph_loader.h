@@ -1,6 +1,6 @@
 #pragma once
 // Builds a task's SearchGraph from the Store: nodes (without source text)
-// and edges, expansions counted from each node's derivations.
+// and edges, each node's expansions as stored.
 
 #include <vector>
 

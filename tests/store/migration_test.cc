@@ -1,6 +1,9 @@
 // Opening files: versioning, migration and the refusal of files that are not
 // (or not yet) ours.
 #include <doctest.h>
+
+#include <map>
+#include <optional>
 #include <sqlite3.h>
 
 #include <string>
@@ -18,14 +21,8 @@ using testing::QueryInt;
 
 // Runs `sql` on a plain SQLite connection to `path` (creating the file).
 void Exec(const std::filesystem::path& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error != nullptr ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  REQUIRE_MESSAGE(rc == SQLITE_OK, message);
+  const std::string error = testing::ExecSql(path, sql);
+  REQUIRE_MESSAGE(error.empty(), error);
 }
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -87,7 +84,7 @@ TEST_SUITE("store") {
          "ALTER TABLE runs DROP COLUMN state_json; ALTER TABLE measurements DROP COLUMN roofline_fraction;"
          "ALTER TABLE measurement_shapes DROP COLUMN roofline_fraction; DROP TABLE calibrations;"
          "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
-         "ALTER TABLE measurements DROP COLUMN baseline_speedup;"
+         "ALTER TABLE measurements DROP COLUMN baseline_speedup; ALTER TABLE nodes DROP COLUMN expansions;"
          "PRAGMA user_version = 1;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 0);
     {
@@ -105,6 +102,37 @@ TEST_SUITE("store") {
     }
     auto store = Must(Store::Open(path, Store::Mode::kReadOnly));
     CHECK(Must(store->GetRun(run_id)).state_json == R"({"selections":7})");
+  }
+
+  TEST_CASE("a v3 file's nodes get the expansions its derivations show: derive and fix edges, not duplicates") {
+    testing::TempDir dir;
+    const auto path = dir / "v3.db";
+    std::int64_t seed = 0, child = 0, grandchild = 0;
+    {
+      auto store = Must(Store::Open(path));
+      const auto task_id = Must(store->UpsertTask(testing::MakeTask("t")));
+      const auto graph_id = Must(store->GraphForTask(task_id, false));
+      const auto node = [&](const std::string& source, std::optional<EdgeRecord> edge) {
+        NodeRecord record = NewNodeRecord({source, {}, "c++", {}}, graph_id, 0, "m");
+        return Must(store->AddNode(record, edge));
+      };
+      seed = node("seed", std::nullopt);
+      child = node("child", EdgeRecord{seed, 0, "derive", 0, "m", 0});
+      grandchild = node("grandchild", EdgeRecord{child, 0, "fix", 0, "m", 0});
+      (void)node("other", EdgeRecord{seed, 0, "derive", 0, "m", 0});
+      Must(store->AddEdge({child, seed, "duplicate", 0, "m", 0}));
+    }
+    Exec(path, "ALTER TABLE nodes DROP COLUMN expansions; PRAGMA user_version = 3;");
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == kSchemaVersion);
+    std::map<std::int64_t, std::int64_t> expansions;
+    for (const NodeRecord& node : Must(store->LoadNodes(1))) expansions[node.id] = node.expansions;
+    CHECK(expansions[seed] == 2);
+    CHECK(expansions[child] == 1);  // the fix; its duplicate edge is not an expansion
+    CHECK(expansions[grandchild] == 0);
+    Must(store->AddExpansion(grandchild));
+    CHECK(Must(store->GetNode(grandchild)).expansions == 1);
+    CHECK(store->AddExpansion(grandchild + 100).error().IsNotFound());
   }
 
   TEST_CASE("a file from a newer Kestrel is refused") {

@@ -1,0 +1,147 @@
+#include "search/engine/graph_state.h"
+
+#include <nlohmann/json.hpp>
+
+#include "search/engine/graph_loader.h"
+
+namespace kestrel::engine {
+
+GraphState::GraphState(Store& store, std::int64_t graph_id, std::int64_t run_id, std::int64_t host_id)
+    : store_(store), graph_id_(graph_id), run_id_(run_id), host_id_(host_id) {}
+
+Result<std::vector<NodeId>> GraphState::Load() {
+  auto loaded = LoadSearchGraph(store_, graph_id_);
+  if (!loaded) return Fail(loaded.error());
+  graph_ = std::move(loaded->graph);
+  std::vector<NodeId> unfinished;
+  for (const NodeRecord& record : loaded->nodes) {
+    auto& source = sources_[record.source_hash];
+    if (!source) {
+      auto text = store_.GetSource(record.source_hash);
+      if (!text) return Fail(text.error());
+      source = std::make_shared<const std::string>(std::move(*text));
+    }
+    Remember(record.id, record, source);
+    if (!IsFinal(record.status)) unfinished.push_back(record.id);
+  }
+  return unfinished;
+}
+
+Candidate GraphState::CandidateOf(NodeId node) const {
+  const CandidateRef& ref = candidates_.at(node);
+  return {*ref.source, ref.knobs, ref.toolchain, ref.flags};
+}
+
+void GraphState::Remember(NodeId id, const NodeRecord& record, std::shared_ptr<const std::string> source) {
+  candidates_[id] = {std::move(source), record.knobs, record.toolchain, record.flags};
+}
+
+Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& notes, std::optional<NodeId> node) {
+  return store_.Atomically([&]() -> Status {
+    if (auto done = writes(); !done) return done;
+    for (LlmCallRecord& call : notes.calls) {
+      call.run_id = run_id_;
+      call.node_id = node;
+      if (auto id = store_.AddLlmCall(call); !id) return Fail(id.error());
+    }
+    for (const auto& [kind, detail] : notes.events) {
+      if (auto done = store_.AddRunEvent(run_id_, kind, detail); !done) return done;
+    }
+    if (!notes.run_state.empty()) return store_.SaveRunState(run_id_, notes.run_state);
+    return {};
+  });
+}
+
+Result<NodeId> GraphState::AddSeed(NodeRecord record) {
+  auto id = store_.AddNode(record, std::nullopt);
+  if (!id) return Fail(id.error());
+  record.id = *id;
+  Remember(*id, record, std::make_shared<const std::string>(record.source));
+  graph_.AddNode(ToGraphNode(record));
+  return *id;
+}
+
+Result<NodeId> GraphState::AddChild(NodeId parent, NodeRecord record, const std::string& edge_kind, bool expansion,
+                                    ChangeNotes notes) {
+  NodeId id = 0;
+  const EdgeRecord edge{parent, 0, edge_kind, run_id_, record.mutation, 0};
+  auto written = store_.Atomically([&]() -> Status {
+    auto added = store_.AddNode(record, edge);
+    if (!added) return Fail(added.error());
+    id = *added;
+    if (expansion) {
+      if (auto done = store_.AddExpansion(parent); !done) return done;
+    }
+    return Write([] { return Status{}; }, notes, id);
+  });
+  if (!written) return Fail(written.error());
+  const auto& parent_source = candidates_.at(parent).source;
+  Remember(id, record,
+           *parent_source == record.source ? parent_source : std::make_shared<const std::string>(record.source));
+  record.id = id;
+  graph_.AddNode(ToGraphNode(record));
+  graph_.AddDerivation(parent, id, edge_kind);
+  return id;
+}
+
+Status GraphState::AddDuplicate(NodeId parent, NodeId existing, const std::string& mutation, bool expansion,
+                                ChangeNotes notes) {
+  const auto writes = [&]() -> Status {
+    if (auto done = store_.RecordDuplicate({parent, existing, "duplicate", run_id_, mutation, 0}); !done) return done;
+    return expansion ? store_.AddExpansion(parent) : Status{};
+  };
+  if (auto written = Write(writes, notes, existing); !written) return written;
+  if (existing != parent) graph_.AddDerivation(parent, existing, "duplicate");
+  return {};
+}
+
+Status GraphState::Decline(NodeId parent, bool expansion, ChangeNotes notes) {
+  return Write([&] { return expansion ? store_.AddExpansion(parent) : Status{}; }, notes, std::nullopt);
+}
+
+void GraphState::NoteSelection(NodeId parent) { graph_.NoteExpansion(parent); }
+
+Status GraphState::SetBuilt(NodeId node) {
+  if (auto done = store_.SetNodeStatus(node, NodeStatus::kBuilt, "", ""); !done) return done;
+  graph_.SetResult(node, NodeStatus::kBuilt, std::nullopt);
+  return {};
+}
+
+Status GraphState::SetResult(NodeId node, const Measurement& measurement, const ConfirmationRound& round,
+                             ChangeNotes notes) {
+  std::map<NodeId, double> medians;
+  const auto writes = [&]() -> Status {
+    if (auto id = store_.RecordMeasurement(node, run_id_, host_id_, measurement); !id) return Fail(id.error());
+    if (round.empty()) return {};
+    auto stored = store_.RecordConfirmation(run_id_, host_id_, round.verdicts, round.measurements);
+    if (!stored) return Fail(stored.error());
+    medians = std::move(*stored);
+    return {};
+  };
+  if (auto written = Write(writes, notes, std::nullopt); !written) return written;
+  const bool measured = measurement.outcome == Outcome::kMeasured;
+  graph_.SetResult(node, StatusOf(measurement.outcome),
+                   measured ? std::optional<double>(measurement.speedup) : std::nullopt);
+  ApplyMedians(medians);
+  return {};
+}
+
+Result<std::map<NodeId, double>> GraphState::AddRound(const ConfirmationRound& round, ChangeNotes notes) {
+  std::map<NodeId, double> medians;
+  const auto writes = [&]() -> Status {
+    if (round.empty()) return {};
+    auto stored = store_.RecordConfirmation(run_id_, host_id_, round.verdicts, round.measurements);
+    if (!stored) return Fail(stored.error());
+    medians = std::move(*stored);
+    return {};
+  };
+  if (auto written = Write(writes, notes, std::nullopt); !written) return Fail(written.error());
+  ApplyMedians(medians);
+  return medians;
+}
+
+void GraphState::ApplyMedians(const std::map<NodeId, double>& medians) {
+  for (const auto& [id, median] : medians) graph_.SetResult(id, NodeStatus::kMeasured, median);
+}
+
+}  // namespace kestrel::engine

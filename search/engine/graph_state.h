@@ -1,0 +1,101 @@
+#pragma once
+// GraphState: the one owner of the engine's nodes (Ninja's State is the
+// model). A node lives in the Store (its rows), in the SearchGraph (what
+// selection reads) and here (its candidate, sources shared between knob
+// variants); every change goes through one method below, which writes the
+// store in one transaction — with the LLM calls, run events and the run's
+// resumable state that belong to it — and only then changes the graph. When
+// the store refuses, the error is returned and nothing changed.
+//
+// Expansions are one quantity: a node's stored count (expansions that
+// ended: a proposal, a duplicate or a decline) plus the selections of it
+// still in flight, which NoteSelection counts in the graph only. A run
+// killed mid-expansion resumes with the count its saved state agrees with.
+//
+// Not thread-safe: the engine calls it under its mutex.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/candidate.h"
+#include "core/measurement.h"
+#include "graph/search_graph.h"
+#include "store/store.h"
+
+namespace kestrel::engine {
+
+// What a change carries into its transaction besides the node itself.
+struct ChangeNotes {
+  std::vector<LlmCallRecord> calls;  // stored naming the node the change is about (none for a decline)
+  std::vector<std::pair<std::string, std::string>> events;  // run events: kind, detail JSON
+  std::string run_state;  // the run's resumable state after the change; "": not saved
+};
+
+// A confirmation round to store: verdicts and re-measurements (node, result).
+struct ConfirmationRound {
+  std::vector<ConfirmationRecord> verdicts;
+  std::vector<std::pair<NodeId, Measurement>> measurements;
+  bool empty() const { return verdicts.empty() && measurements.empty(); }
+};
+
+class GraphState {
+ public:
+  GraphState(Store& store, std::int64_t graph_id, std::int64_t run_id, std::int64_t host_id);
+
+  // Reads the task's graph: nodes, derivations, stored expansions, sources.
+  // Returns the nodes whose evaluation has not ended (proposed or built), in id order.
+  Result<std::vector<NodeId>> Load();
+
+  const SearchGraph& graph() const { return graph_; }
+  // The candidate of a node in the graph.
+  Candidate CandidateOf(NodeId node) const;
+  const std::string& SourceOf(NodeId node) const { return *candidates_.at(node).source; }
+
+  // A seed: a node without a parent.
+  Result<NodeId> AddSeed(NodeRecord record);
+  // A new node under `parent` by an edge of `edge_kind` ("derive", "fix").
+  // `expansion`: it ends a selection of the parent (a fix does not).
+  Result<NodeId> AddChild(NodeId parent, NodeRecord record, const std::string& edge_kind, bool expansion,
+                          ChangeNotes notes);
+  // A proposal that was `existing` already: a duplicate edge (none to the
+  // parent itself) and a "duplicate" run event.
+  Status AddDuplicate(NodeId parent, NodeId existing, const std::string& mutation, bool expansion, ChangeNotes notes);
+  // An expansion (or fix) that proposed nothing.
+  Status Decline(NodeId parent, bool expansion, ChangeNotes notes);
+  // An expansion of `parent` in flight (selection): counted now, in the graph only.
+  void NoteSelection(NodeId parent);
+  Status SetBuilt(NodeId node);
+  // The node's evaluation, with the confirmation round it led to; each
+  // re-measured node's speedup becomes the median the store returns.
+  Status SetResult(NodeId node, const Measurement& measurement, const ConfirmationRound& round, ChangeNotes notes);
+  // A confirmation round alone (the end of a run). Returns node -> new median.
+  Result<std::map<NodeId, double>> AddRound(const ConfirmationRound& round, ChangeNotes notes);
+
+ private:
+  struct CandidateRef {
+    std::shared_ptr<const std::string> source;
+    KnobValues knobs;
+    std::string toolchain;
+    std::vector<std::string> flags;
+  };
+  // Runs `writes` and the notes in one transaction.
+  Status Write(const std::function<Status()>& writes, ChangeNotes& notes, std::optional<NodeId> node);
+  void Remember(NodeId id, const NodeRecord& record, std::shared_ptr<const std::string> source);
+  void ApplyMedians(const std::map<NodeId, double>& medians);
+
+  Store& store_;
+  std::int64_t graph_id_;
+  std::int64_t run_id_;
+  std::int64_t host_id_;
+  SearchGraph graph_;
+  std::unordered_map<NodeId, CandidateRef> candidates_;
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> sources_;  // by hash
+};
+
+}  // namespace kestrel::engine

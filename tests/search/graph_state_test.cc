@@ -1,0 +1,166 @@
+// GraphState, the one owner of the engine's nodes: every change is one
+// store transaction (the node, its LLM calls, run events and the run's saved
+// state) and only then a graph change; when the store refuses (here a
+// trigger on a real SQLite file), neither the store nor the graph changes.
+
+#include <doctest.h>
+
+#include <map>
+#include <string>
+
+#include "search/engine/graph_state.h"
+#include "tests/store/store_fixture.h"
+#include "tests/testing.h"
+
+using namespace kestrel;
+using engine::ChangeNotes;
+using engine::GraphState;
+using testing::Must;
+
+namespace {
+
+struct Fixture {
+  testing::TempDir dir;
+  std::filesystem::path path = dir / "kestrel.db";
+  std::unique_ptr<Store> store = Must(Store::Open(path));
+  std::int64_t graph_id = 0;
+  std::int64_t run_id = 0;
+  std::int64_t host_id = 0;
+
+  Fixture() {
+    const auto task_id = Must(store->UpsertTask(testing::MakeTask("t")));
+    graph_id = Must(store->GraphForTask(task_id, false));
+    host_id = Must(store->UpsertHost(testing::MakeHost("h")));
+    RunRecord run;
+    run.task_id = task_id;
+    run.graph_id = graph_id;
+    run.host_id = host_id;
+    run.config_json = "{}";
+    run_id = Must(store->CreateRun(run));
+  }
+  NodeRecord Node(const std::string& source) const {
+    return NewNodeRecord({source, {}, "c++", {"-O2"}}, graph_id, run_id, "m " + source);
+  }
+  ChangeNotes Notes(const std::string& state) const {
+    ChangeNotes notes;
+    LlmCallRecord call;
+    call.provider = "openai";
+    call.model = "m";
+    call.prompt = "[]";
+    call.response = "reply";
+    notes.calls.push_back(call);
+    notes.events.emplace_back("note", R"({"x":1})");
+    notes.run_state = state;
+    return notes;
+  }
+  void Exec(const std::string& sql) {
+    const std::string error = testing::ExecSql(path, sql);
+    REQUIRE_MESSAGE(error.empty(), error);
+  }
+  std::string SavedState() { return Must(store->GetRun(run_id)).state_json; }
+  std::int64_t Count(const std::string& sql) { return testing::QueryInt(path, sql); }
+};
+
+}  // namespace
+
+TEST_SUITE("search") {
+  TEST_CASE("a child is stored with its edge, the parent's expansion, its calls, events and the run state at once") {
+    Fixture f;
+    GraphState state(*f.store, f.graph_id, f.run_id, f.host_id);
+    CHECK(Must(state.Load()).empty());
+    const NodeId seed = Must(state.AddSeed(f.Node("seed")));
+    state.NoteSelection(seed);
+    CHECK(state.graph().Node(seed).expansions == 1);  // in flight: the graph only
+    CHECK(Must(f.store->GetNode(seed)).expansions == 0);
+    const NodeId child = Must(state.AddChild(seed, f.Node("child"), "derive", true, f.Notes(R"({"selections":1})")));
+    CHECK(Must(f.store->GetNode(seed)).expansions == 1);
+    CHECK(state.graph().Node(seed).expansions == 1);
+    CHECK(state.graph().Parents(child) == std::vector<NodeId>{seed});
+    CHECK(f.Count("SELECT count(*) FROM llm_calls WHERE node_id = " + std::to_string(child)) == 1);
+    CHECK(f.Count("SELECT count(*) FROM run_events WHERE kind = 'note'") == 1);
+    CHECK(f.SavedState() == R"({"selections":1})");
+
+    // A fresh load counts the expansions that ended, as stored.
+    GraphState loaded(*f.store, f.graph_id, f.run_id, f.host_id);
+    CHECK(Must(loaded.Load()) == std::vector<NodeId>{seed, child});
+    CHECK(loaded.graph().Node(seed).expansions == 1);
+    CHECK(loaded.CandidateOf(child).source == "child");
+  }
+
+  TEST_CASE("declines and duplicates end an expansion too; a fix does not count one") {
+    Fixture f;
+    GraphState state(*f.store, f.graph_id, f.run_id, f.host_id);
+    (void)Must(state.Load());
+    const NodeId seed = Must(state.AddSeed(f.Node("seed")));
+    const NodeId child = Must(state.AddChild(seed, f.Node("child"), "derive", true, {}));
+    Must(state.Decline(seed, true, f.Notes(R"({"selections":2})")));
+    Must(state.AddDuplicate(seed, child, "again", true, f.Notes(R"({"selections":3})")));
+    Must(state.AddDuplicate(seed, seed, "itself", true, {}));
+    (void)Must(state.AddChild(child, f.Node("fixed"), "fix", false, {}));
+    Must(state.Decline(child, false, {}));
+    CHECK(Must(f.store->GetNode(seed)).expansions == 4);
+    CHECK(Must(f.store->GetNode(child)).expansions == 0);
+    CHECK(f.Count("SELECT count(*) FROM edges WHERE parent_id = child_id") == 0);
+    CHECK(f.Count("SELECT count(*) FROM run_events WHERE kind = 'duplicate'") == 2);
+    CHECK(f.SavedState() == R"({"selections":3})");
+    GraphState loaded(*f.store, f.graph_id, f.run_id, f.host_id);
+    (void)Must(loaded.Load());
+    CHECK(loaded.graph().Node(seed).expansions == 4);
+  }
+
+  TEST_CASE("when the store refuses a change, neither the store nor the graph changes") {
+    Fixture f;
+    GraphState state(*f.store, f.graph_id, f.run_id, f.host_id);
+    (void)Must(state.Load());
+    const NodeId seed = Must(state.AddSeed(f.Node("seed")));
+    Must(f.store->SaveRunState(f.run_id, R"({"selections":0})"));
+
+    SUBCASE("a child whose LLM call cannot be stored is not added") {
+      f.Exec( "CREATE TRIGGER refuse BEFORE INSERT ON llm_calls BEGIN SELECT RAISE(ABORT, 'disk full'); END;");
+      auto child = state.AddChild(seed, f.Node("child"), "derive", true, f.Notes(R"({"selections":1})"));
+      REQUIRE_FALSE(child);
+      CHECK(child.error().message().find("disk full") != std::string::npos);
+      CHECK(f.Count("SELECT count(*) FROM nodes") == 1);
+      CHECK(f.Count("SELECT count(*) FROM edges") == 0);
+      CHECK(Must(f.store->GetNode(seed)).expansions == 0);
+      CHECK(f.SavedState() == R"({"selections":0})");
+      CHECK(state.graph().NodeCount() == 1);
+      CHECK_FALSE(state.graph().FindByIdentity(f.Node("child").identity));
+    }
+    SUBCASE("a result whose run state cannot be saved leaves the node as it was") {
+      const NodeId child = Must(state.AddChild(seed, f.Node("child"), "derive", true, {}));
+      Must(state.SetBuilt(child));
+      f.Exec(
+                    "CREATE TRIGGER refuse BEFORE UPDATE OF state_json ON runs BEGIN SELECT RAISE(ABORT, 'read-only'); END;");
+      const auto result = state.SetResult(child, testing::MakeMeasured(2.0), {}, f.Notes(R"({"selections":1})"));
+      REQUIRE_FALSE(result);
+      CHECK(f.Count("SELECT count(*) FROM measurements") == 0);
+      CHECK(f.Count("SELECT count(*) FROM llm_calls") == 0);
+      CHECK(Must(f.store->GetNode(child)).status == NodeStatus::kBuilt);
+      CHECK(state.graph().Node(child).status == NodeStatus::kBuilt);
+      CHECK_FALSE(state.graph().Node(child).speedup);
+    }
+    SUBCASE("a decline that cannot be stored counts no expansion") {
+      f.Exec( "CREATE TRIGGER refuse BEFORE INSERT ON run_events BEGIN SELECT RAISE(ABORT, 'full'); END;");
+      CHECK_FALSE(state.Decline(seed, true, f.Notes(R"({"selections":1})")));
+      CHECK(Must(f.store->GetNode(seed)).expansions == 0);
+      CHECK(f.SavedState() == R"({"selections":0})");
+    }
+  }
+
+  TEST_CASE("a result and its confirmation round are stored together; the graph takes the medians") {
+    Fixture f;
+    GraphState state(*f.store, f.graph_id, f.run_id, f.host_id);
+    (void)Must(state.Load());
+    const NodeId a = Must(state.AddSeed(f.Node("a")));
+    const NodeId b = Must(state.AddSeed(f.Node("b")));
+    Must(state.SetResult(a, testing::MakeMeasured(2.0), {}, {}));
+    engine::ConfirmationRound round;
+    round.measurements = {{b, testing::MakeMeasured(3.0)}, {a, testing::MakeMeasured(2.2)},
+                          {b, testing::MakeMeasured(3.4)}};
+    Must(state.SetResult(b, testing::MakeMeasured(4.0), round, {}));
+    CHECK(state.graph().Node(b).speedup.value() == doctest::Approx(3.4));  // median of 3.0, 3.4, 4.0
+    CHECK(state.graph().Node(a).speedup.value() == doctest::Approx(2.1));
+    CHECK(f.Count("SELECT count(*) FROM measurements WHERE purpose = 'confirm'") == 3);
+  }
+}
