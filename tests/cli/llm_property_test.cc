@@ -26,6 +26,8 @@
 #include "cli_workspace.h"
 #include "testing.h"
 #include "tests/cli/corpus_provider.h"
+#include "tests/llm/routed_server.h"
+#include "tests/sqlite_peek.h"
 #include "tests/llm/scripted_server.h"
 
 using namespace kestrel;
@@ -289,6 +291,43 @@ SeedResult SearchOneSeed(std::uint64_t seed) {
   return result;
 }
 
+// A provider whose reply is a function of the request alone (FNV-1a of its
+// body): a run that makes the same selections in the same state gets the same
+// replies, whatever happened to the process in between. About one reply in
+// five declines (no code); the others are one of 10 kernels, so the same
+// kernel often comes back (a duplicate).
+testing::Reply ReplyFor(const std::string& body) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const unsigned char c : body) hash = (hash ^ c) * 0x100000001b3ULL;
+  std::string content;
+  if (hash % 5 == 0) {
+    content = "The loop is already optimal; I have no change to suggest.";
+  } else {
+    const int variant = static_cast<int>((hash / 5) % 10);
+    std::string code = testing::kCorpusSeed;
+    code += "// variant " + std::to_string(variant) + " fake:speed " + std::to_string(1.0 + 0.1 * variant).substr(0, 3) +
+            "\n";
+    content = "```cpp\n" + code + "```\n";
+  }
+  return {200, json{{"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}, {"finish_reason", "stop"}}}},
+                    {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 10}}}}
+                   .dump()};
+}
+
+// What a run chose, in order: the nodes, the edges, the LLM exchanges (each
+// prompt holds its parent), the declines and duplicates, each node's expansions.
+std::vector<std::vector<std::string>> Choices(const Workspace& workspace) {
+  std::vector<std::vector<std::string>> rows;
+  for (const char* sql : {"SELECT id, identity, expansions FROM nodes ORDER BY id",
+                          "SELECT parent_id, child_id, kind FROM edges ORDER BY id",
+                          "SELECT node_id, prompt_json, response FROM llm_calls ORDER BY id",
+                          "SELECT kind, detail_json FROM run_events WHERE kind IN ('duplicate', 'mutator_declined') "
+                          "ORDER BY id"}) {
+    for (auto& row : Query(workspace, sql)) rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 }  // namespace
 
 TEST_SUITE("cli") {
@@ -379,4 +418,61 @@ TEST_SUITE("cli") {
     CHECK(retried.code == 1);
     CHECK(retried.err.find("first parents form a cycle") != std::string::npos);
   }
+  TEST_CASE("a run SIGKILLed twice and resumed makes the selections of an uninterrupted run, declines and duplicates included") {
+    // One candidate in flight and replies that depend only on the request:
+    // the run is deterministic, so any difference is state a kill lost (such
+    // as expansions counted at selection but rebuilt otherwise on load).
+    const auto config_for = [](Workspace& workspace, const std::string& base_url) {
+      json config = json::parse(testing::ReadFile(WriteConfig(workspace, base_url, "openai", 5, 12)));
+      config["strategy"] = {{"name", "graph-ucb"}};
+      config["parallel"] = {{"compile_jobs", 1}, {"measure_slots", 1}, {"max_in_flight", 1}};
+      config["max_fix_rounds"] = 0;
+      config["budget"] = {{"evaluations", 12}, {"time", "300s"}};
+      const auto path = workspace.path() / "run.json";
+      testing::WriteFile(path, config.dump(2));
+      return path.string();
+    };
+    testing::RoutedServer server(ReplyFor);
+    Workspace whole;
+    WritePropTask(whole);
+    const Exec uninterrupted = whole.Run({"run", config_for(whole, server.BaseUrl()), "--quiet", "--json"});
+    REQUIRE_MESSAGE(uninterrupted.code == 0, uninterrupted.err);
+    const auto expected = Choices(whole);
+    CHECK(Number(whole, "SELECT count(*) FROM run_events WHERE kind = 'duplicate'") >= 1);
+    CHECK(Number(whole, "SELECT count(*) FROM run_events WHERE kind = 'mutator_declined'") >= 1);
+
+    Workspace split;
+    WritePropTask(split);
+    const std::string config = config_for(split, server.BaseUrl());
+    int kills = 0;
+    // Killed once 3 results are stored and once 7 are, wherever it is then
+    // (an LLM call in flight, a build, a transaction), then resumed to the end.
+    for (const std::int64_t kill_after : {3, 7}) {
+      const bool started = !Query(split, "SELECT id FROM runs").empty();
+      const Process process = started ? split.Spawn({"resume", "--run", "1", "--quiet", "--json"})
+                                      : split.Spawn({"run", config, "--quiet", "--json"});
+      std::optional<Exec> ended;
+      // (QueryInt is -1 while the file is being created.)
+      while (!(ended = Workspace::Poll(process)) &&
+             testing::QueryInt(split.db(), "SELECT count(*) FROM measurements WHERE purpose = 'search'") < kill_after) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      REQUIRE_FALSE_MESSAGE(ended.has_value(), "the run ended before it was killed");
+      ::kill(process.pid, SIGKILL);
+      CHECK(Workspace::Wait(process).code == 128 + SIGKILL);
+      ++kills;
+    }
+    const Exec resumed = split.Run({"resume", "--run", "1", "--quiet", "--json"});
+    REQUIRE_MESSAGE(resumed.code == 0, resumed.err);
+    CHECK(kills == 2);
+    CHECK(Query(split, "SELECT status FROM runs WHERE id = 1").at(0).at(0) == "finished");
+    const auto got = Choices(split);
+    CHECK(got.size() == expected.size());
+    for (std::size_t i = 0; i < std::min(got.size(), expected.size()); ++i) {
+      CHECK_MESSAGE(got[i] == expected[i], "row " << i << ": " << got[i].at(0) << " | " << got[i].at(1).substr(0, 60)
+                                                  << " vs " << expected[i].at(0) << " | "
+                                                  << expected[i].at(1).substr(0, 60));
+    }
+  }
+
 }
