@@ -447,7 +447,7 @@ const CachedGraph& GraphOf(std::int64_t nodes) {
     graph.ids = PrepareStore(*store, BenchTask());
     run_id = CreateRun(*store, graph.ids, "{}");
     source_hash = OrDie(store->PutSource(SeedSource()), "PutSource");
-    OrDie(store->FinishRun(run_id, "finished", "evaluations"), "FinishRun");
+    OrDie(store->FinishRun(run_id, RunStatus::kFinished, "evaluations"), "FinishRun");
   }
   BulkInsertGraph(graph.file, graph.ids.graph_id, run_id, source_hash, nodes);
   {
@@ -581,7 +581,7 @@ Cost TimeStoreWrites(Store& store, const StoreIds& ids, std::int64_t run_id, std
   const auto start = Clock::now();
   const double cpu = ThreadCpuSeconds();
   for (const NodeRecord& node : nodes) {
-    const EdgeRecord edge{static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(parents)) + 1, 0, "derive",
+    const EdgeRecord edge{static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(parents)) + 1, 0, EdgeKind::kDerive,
                           run_id, node.mutation, 0};
     const std::int64_t id = OrDie(store.AddNode(node, edge), "AddNode");
     OrDie(store.SetNodeStatus(id, NodeStatus::kBuilt, "", ""), "SetNodeStatus");

@@ -64,10 +64,10 @@ Snapshot MakeSnapshot(std::int64_t count, ParentOf parent_of) {
   for (NodeId id = 0; id < count; ++id) {
     snapshot.nodes.push_back(MakeNode(id, random));
     if (id == 0) continue;
-    snapshot.edges.push_back({parent_of(id, random), id, "derive"});
+    snapshot.edges.push_back({parent_of(id, random), id, EdgeKind::kDerive});
     if (random() % 20 == 0) {
       const auto other = static_cast<NodeId>(random() % static_cast<std::uint64_t>(id));
-      snapshot.edges.push_back({other, id, "duplicate"});
+      snapshot.edges.push_back({other, id, EdgeKind::kDuplicate});
     }
   }
   return snapshot;

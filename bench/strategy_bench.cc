@@ -346,7 +346,7 @@ void BM_Select(benchmark::State& state, const std::string& strategy_name) {
       node.status = NodeStatus::kWrong;
     }
     graph.AddNode(node);
-    if (id > 1) graph.AddDerivation(static_cast<NodeId>(1 + random() % static_cast<std::uint64_t>(id - 1)), id, "derive");
+    if (id > 1) graph.AddDerivation(static_cast<NodeId>(1 + random() % static_cast<std::uint64_t>(id - 1)), id, EdgeKind::kDerive);
   }
   StrategyConfig config;
   config.name = strategy_name;
@@ -368,7 +368,7 @@ void BM_Select(benchmark::State& state, const std::string& strategy_name) {
     child.status = NodeStatus::kMeasured;
     child.speedup = speedup(random);
     graph.AddNode(child);
-    graph.AddDerivation(*parent, next++, "derive");
+    graph.AddDerivation(*parent, next++, EdgeKind::kDerive);
   }
   state.SetItemsProcessed(state.iterations());
 }

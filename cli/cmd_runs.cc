@@ -25,7 +25,7 @@ void AddRunsCommand(CLI::App& app, Cli& cli) {
     }
     Table table({"run", "task", "status", "stop", "started", "evals", "best"});
     for (const RunRecord& run : *list) {
-      table.Add({std::to_string(run.id), run.task_name, run.status, run.stop_reason.empty() ? "-" : run.stop_reason,
+      table.Add({std::to_string(run.id), run.task_name, std::string(ToString(run.status)), run.stop_reason.empty() ? "-" : run.stop_reason,
                  FormatTimestamp(run.started_at), std::to_string(run.evaluations),
                  run.best_speedup ? FormatSpeedup(*run.best_speedup) : "-"});
     }

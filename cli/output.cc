@@ -123,7 +123,7 @@ nlohmann::json ToJson(const RunRecord& run) {
   return {{"id", run.id},
           {"task", run.task_name},
           {"graph", run.graph_id},
-          {"status", run.status},
+          {"status", ToString(run.status)},
           {"stop_reason", run.stop_reason},
           {"started_at", FormatTimestamp(run.started_at)},
           {"finished_at", run.finished_at ? nlohmann::json(FormatTimestamp(run.finished_at)) : nlohmann::json()},

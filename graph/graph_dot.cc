@@ -153,11 +153,13 @@ std::string NodeLabel(const GraphNode& node) {
   return label;
 }
 
-std::string EdgeAttributes(const std::string& kind) {
-  if (kind == "derive") return "";
-  if (kind == "fix") return " [style=dashed]";
-  if (kind == "duplicate") return " [style=dotted]";
-  return " [label=\"" + Escape(kind, kMaxLabelChars) + "\"]";
+std::string EdgeAttributes(EdgeKind kind) {
+  switch (kind) {
+    case EdgeKind::kDerive: return "";
+    case EdgeKind::kFix: return " [style=dashed]";
+    case EdgeKind::kDuplicate: return " [style=dotted]";
+  }
+  return "";
 }
 
 }  // namespace

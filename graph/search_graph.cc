@@ -24,7 +24,7 @@ namespace kestrel {
 namespace {
 
 struct EdgeData {
-  std::string kind;
+  EdgeKind kind = EdgeKind::kDerive;
 };
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
@@ -99,7 +99,7 @@ struct SearchGraph::Impl {
     return it->second;
   }
 
-  bool HasEdge(Vertex parent, Vertex child, const std::string& kind) const {
+  bool HasEdge(Vertex parent, Vertex child, EdgeKind kind) const {
     // Scan the shorter of the two adjacency lists: a popular parent may have
     // thousands of children, while a child has few parents (and vice versa).
     if (boost::out_degree(parent, graph) <= boost::in_degree(child, graph)) {
@@ -130,7 +130,7 @@ void SearchGraph::AddNode(const GraphNode& node) {
   if (IsRanked(node)) impl_->ranking.insert({*node.speedup, node.id});
 }
 
-void SearchGraph::AddDerivation(NodeId parent, NodeId child, const std::string& kind) {
+void SearchGraph::AddDerivation(NodeId parent, NodeId child, EdgeKind kind) {
   KESTREL_CHECK(parent != child, Describe("a node cannot derive from itself", child).c_str());
   const Vertex from = impl_->VertexOf(parent);
   const Vertex to = impl_->VertexOf(child);
@@ -193,7 +193,7 @@ std::vector<NodeId> SearchGraph::Lineage(NodeId id) const {
     // The oldest derivation (in-edges keep insertion order); "duplicate"
     // edges record a re-proposal of an existing node, not its origin.
     auto [edge, last] = boost::in_edges(vertex, graph);
-    while (edge != last && graph[*edge].kind == "duplicate") ++edge;
+    while (edge != last && graph[*edge].kind == EdgeKind::kDuplicate) ++edge;
     if (edge == last) break;  // a root
     vertex = boost::source(*edge, graph);
   }

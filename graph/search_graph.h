@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/edge_kind.h"
 #include "core/outcome.h"
 
 namespace kestrel {
@@ -35,7 +36,7 @@ struct GraphNode {
 struct GraphEdge {
   NodeId parent = 0;
   NodeId child = 0;
-  std::string kind = "derive";  // derive | fix | duplicate
+  EdgeKind kind = EdgeKind::kDerive;
 };
 
 class SearchGraph {
@@ -48,7 +49,7 @@ class SearchGraph {
   // Adds a node; its id must be new (a broken invariant aborts).
   void AddNode(const GraphNode& node);
   // Adds parent -> child; both must exist. A repeated edge is kept once.
-  void AddDerivation(NodeId parent, NodeId child, const std::string& kind);
+  void AddDerivation(NodeId parent, NodeId child, EdgeKind kind);
   bool Contains(NodeId id) const;
   std::optional<NodeId> FindByIdentity(const std::string& identity) const;
   // The node's data; it must exist.

@@ -251,7 +251,7 @@ Result<RunRecord> ChooseRunToResume(Store& store, std::optional<std::int64_t> ru
   auto runs = store.ListRuns();
   if (!runs) return Fail(runs.error());
   for (const RunRecord& run : *runs) {
-    if (run.status != "finished") return run;
+    if (run.status != RunStatus::kFinished) return run;
   }
   return Fail(Error::NotFound("no unfinished run in the database (give --run ID, with --time or --max-evals, to "
                               "extend a finished one)"));
@@ -299,7 +299,7 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
   if (!store) return Fail(store.error());
   auto run = ChooseRunToResume(**store, resume.run_id);
   if (!run) return Fail(run.error());
-  if (run->status == "failed" && !resume.retry) {
+  if (run->status == RunStatus::kFailed && !resume.retry) {
     return Fail(Error::Internal(fmt::format(
         "run {} stopped with an error and is not resumed: {}\nResuming it would meet the same failure: it is a "
         "bug in Kestrel (please report it with this message). Once a Kestrel with the fix is installed, `kestrel "
@@ -337,7 +337,7 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
   }
   auto prepared = Prepare(*config, options, engine_options.spent_usd);
   if (!prepared) return Fail(prepared.error());
-  if (auto reopened = (*store)->FinishRun(run->id, "running", ""); !reopened) return Fail(reopened.error());
+  if (auto reopened = (*store)->FinishRun(run->id, RunStatus::kRunning, ""); !reopened) return Fail(reopened.error());
   (void)(*store)->AddRunEvent(run->id, "resume",
                               nlohmann::json{{"spent_evaluations", engine_options.spent_evaluations},
                                              {"spent_seconds", engine_options.spent_seconds},

@@ -1,6 +1,8 @@
 #include "store/records.h"
 
+#include <array>
 #include <chrono>
+#include <utility>
 
 namespace kestrel {
 
@@ -9,6 +11,31 @@ std::int64_t NowMillis() {
   using std::chrono::milliseconds;
   using std::chrono::system_clock;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+constexpr std::array<std::pair<RunStatus, std::string_view>, 4> kRunStatusNames{{
+    {RunStatus::kRunning, "running"},
+    {RunStatus::kFinished, "finished"},
+    {RunStatus::kInterrupted, "interrupted"},
+    {RunStatus::kFailed, "failed"},
+}};
+
+}  // namespace
+
+std::string_view ToString(RunStatus status) {
+  for (const auto& [value, name] : kRunStatusNames) {
+    if (value == status) return name;
+  }
+  return "unknown";
+}
+
+std::optional<RunStatus> ParseRunStatus(std::string_view text) {
+  for (const auto& [value, name] : kRunStatusNames) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
 }
 
 NodeRecord NewNodeRecord(const Candidate& candidate, std::int64_t graph_id, std::int64_t run_id,

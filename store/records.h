@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/candidate.h"
+#include "core/edge_kind.h"
 #include "core/host.h"
 #include "core/measurement.h"
 #include "core/outcome.h"
@@ -16,6 +18,12 @@ namespace kestrel {
 
 std::int64_t NowMillis();
 
+// Where a run is: running (or killed while it ran), finished (a budget or
+// exhaustion ended it), interrupted (a signal), failed (an error stopped it).
+enum class RunStatus { kRunning, kFinished, kInterrupted, kFailed };
+std::string_view ToString(RunStatus status);
+std::optional<RunStatus> ParseRunStatus(std::string_view text);
+
 struct RunRecord {
   std::int64_t id = 0;
   std::int64_t task_id = 0;
@@ -23,7 +31,7 @@ struct RunRecord {
   std::int64_t graph_id = 0;
   std::int64_t host_id = 0;
   std::string config_json;  // the effective run config (API keys are never in it)
-  std::string status = "running";  // running | finished | interrupted | failed
+  RunStatus status = RunStatus::kRunning;
   std::string stop_reason;         // "time", "evaluations", "plateau", "signal", "exhausted", ...
   std::int64_t started_at = 0;
   std::int64_t finished_at = 0;  // 0 while running
@@ -75,12 +83,10 @@ struct NodeRecord {
 NodeRecord NewNodeRecord(const Candidate& candidate, std::int64_t graph_id, std::int64_t run_id,
                          std::string mutation);
 
-// kind: "derive" (a mutation of the parent), "fix" (a repair of a failed
-// parent), "duplicate" (a proposal that turned out to be an existing node).
 struct EdgeRecord {
   std::int64_t parent = 0;
   std::int64_t child = 0;
-  std::string kind = "derive";
+  EdgeKind kind = EdgeKind::kDerive;
   std::int64_t run_id = 0;
   std::string mutation;  // what the proposal did, e.g. "knob UNROLL 2->4"
   std::int64_t created_at = 0;

@@ -15,16 +15,6 @@
 namespace kestrel {
 namespace {
 
-constexpr std::array<std::string_view, 4> kRunStatuses = {"running", "finished", "interrupted", "failed"};
-
-Status CheckRunStatus(const std::string& status, std::string_view operation) {
-  for (auto known : kRunStatuses) {
-    if (status == known) return {};
-  }
-  return Fail(Error::InvalidArgument("DB: " + std::string(operation) + ": unknown run status '" + status +
-                                     "' (expected running, finished, interrupted or failed)"));
-}
-
 constexpr std::string_view kSelectRun = R"sql(
 SELECT r.id, r.task_id, t.name, r.graph_id, r.host_id, r.config_json, r.status, r.stop_reason,
        r.started_at, r.finished_at,
@@ -38,7 +28,7 @@ SELECT r.id, r.task_id, t.name, r.graph_id, r.host_id, r.config_json, r.status, 
 FROM runs r JOIN tasks t ON t.id = r.task_id
 )sql";
 
-RunRecord ReadRun(const store::Statement& row) {
+Result<RunRecord> ReadRun(const store::Statement& row) {
   RunRecord run;
   run.id = row.Int(0);
   run.task_id = row.Int(1);
@@ -46,7 +36,12 @@ RunRecord ReadRun(const store::Statement& row) {
   run.graph_id = row.Int(3);
   run.host_id = row.Int(4);
   run.config_json = row.Text(5);
-  run.status = row.Text(6);
+  const std::string status = row.Text(6);
+  const auto parsed = ParseRunStatus(status);
+  if (!parsed) {
+    return Fail(Error::Corruption("DB: run " + std::to_string(run.id) + " has unknown status '" + status + "'"));
+  }
+  run.status = *parsed;
   run.stop_reason = row.Text(7);
   run.started_at = row.Int(8);
   run.finished_at = row.Int(9);
@@ -247,7 +242,6 @@ Result<std::optional<Calibration>> Store::LatestCalibration(std::int64_t host_id
 
 Result<std::int64_t> Store::CreateRun(const RunRecord& run) {
   constexpr std::string_view kOp = "CreateRun";
-  if (auto ok = CheckRunStatus(run.status, kOp); !ok) return Fail(ok.error());
   auto transaction = impl_->BeginWrite(kOp);
   if (!transaction) return Fail(transaction.error());
   auto insert = impl_->Prepare(kOp, R"sql(
@@ -255,21 +249,21 @@ Result<std::int64_t> Store::CreateRun(const RunRecord& run) {
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql");
   if (!insert) return Fail(insert.error());
   (*insert)->Bind(1, run.task_id).Bind(2, run.graph_id).BindId(3, run.host_id).Bind(4, run.config_json);
-  (*insert)->Bind(5, run.status).Bind(6, run.stop_reason).Bind(7, OrNow(run.started_at)).Bind(8, run.finished_at);
+  (*insert)->Bind(5, std::string(ToString(run.status))).Bind(6, run.stop_reason).Bind(7, OrNow(run.started_at)).Bind(8, run.finished_at);
   if (auto done = (*insert)->Run(); !done) return Fail(done.error());
   const std::int64_t id = impl_->LastInsertId();
   if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
   return id;
 }
 
-Status Store::FinishRun(std::int64_t run_id, const std::string& status, const std::string& stop_reason) {
+Status Store::FinishRun(std::int64_t run_id, RunStatus status, const std::string& stop_reason) {
   constexpr std::string_view kOp = "FinishRun";
-  if (auto ok = CheckRunStatus(status, kOp); !ok) return ok;
   auto transaction = impl_->BeginWrite(kOp);
   if (!transaction) return Fail(transaction.error());
   auto update = impl_->Prepare(kOp, "UPDATE runs SET status = ?2, stop_reason = ?3, finished_at = ?4 WHERE id = ?1");
   if (!update) return Fail(update.error());
-  (*update)->Bind(1, run_id).Bind(2, status).Bind(3, stop_reason).Bind(4, status == "running" ? 0 : NowMillis());
+  (*update)->Bind(1, run_id).Bind(2, std::string(ToString(status))).Bind(3, stop_reason);
+  (*update)->Bind(4, status == RunStatus::kRunning ? 0 : NowMillis());
   if (auto done = (*update)->Run(); !done) return done;
   if (impl_->Changes() == 0) return Fail(Error::NotFound("DB: FinishRun: no run " + std::to_string(run_id)));
   return transaction->Commit();
@@ -310,7 +304,9 @@ Result<std::vector<RunRecord>> Store::ListRuns() {
     auto row = (*select)->Step();
     if (!row) return Fail(row.error());
     if (!*row) return runs;
-    runs.push_back(ReadRun(**select));
+    auto run = ReadRun(**select);
+    if (!run) return Fail(run.error());
+    runs.push_back(std::move(*run));
   }
 }
 

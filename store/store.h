@@ -68,11 +68,10 @@ class Store {
 
   // --- runs ----------------------------------------------------------------
   // Inserts `run` (id, task_name, evaluations and best_speedup are ignored;
-  // started_at 0 means now; host_id 0 means none) and returns its id. A
-  // status other than running | finished | interrupted | failed is InvalidArgument.
+  // started_at 0 means now; host_id 0 means none) and returns its id.
   Result<std::int64_t> CreateRun(const RunRecord& run);
   // Sets status, stop_reason and finished_at (now). NotFound for an unknown run.
-  Status FinishRun(std::int64_t run_id, const std::string& status, const std::string& stop_reason);
+  Status FinishRun(std::int64_t run_id, RunStatus status, const std::string& stop_reason);
   // With task_name, evaluations and best_speedup derived. NotFound for an unknown run.
   Result<RunRecord> GetRun(std::int64_t run_id);
   // Newest (latest started_at, then highest id) first.

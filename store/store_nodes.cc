@@ -51,8 +51,7 @@ Result<NodeRecord> ReadNode(const store::Statement& row) {
 }
 
 Status BindEdge(store::Statement& insert, const EdgeRecord& edge, std::int64_t child) {
-  if (edge.kind.empty()) return Fail(Error::InvalidArgument("DB: an edge needs a kind"));
-  insert.Bind(1, edge.parent).Bind(2, child).Bind(3, edge.kind).BindId(4, edge.run_id).Bind(5, edge.mutation);
+  insert.Bind(1, edge.parent).Bind(2, child).Bind(3, std::string(ToString(edge.kind))).BindId(4, edge.run_id).Bind(5, edge.mutation);
   insert.Bind(6, OrNow(edge.created_at));
   return insert.Run();
 }
@@ -154,7 +153,7 @@ Status Store::RecordDuplicate(const EdgeRecord& edge) {
     auto insert = impl_->Prepare(kOp, kInsertEdge);
     if (!insert) return Fail(insert.error());
     EdgeRecord duplicate = edge;
-    duplicate.kind = "duplicate";
+    duplicate.kind = EdgeKind::kDuplicate;
     if (auto done = BindEdge(**insert, duplicate, edge.child); !done) return done;
   }
   auto event = impl_->Prepare(kOp, "INSERT INTO run_events (run_id, at, kind, detail_json) VALUES (?1, ?2, ?3, ?4)");
@@ -425,7 +424,13 @@ Result<std::vector<EdgeRecord>> Store::LoadEdges(std::int64_t graph_id) {
     if (!row) return Fail(row.error());
     if (!*row) return edges;
     const store::Statement& r = **select;
-    edges.push_back({r.Int(0), r.Int(1), r.Text(2), r.Int(3), r.Text(4), r.Int(5)});
+    const std::string kind = r.Text(2);
+    const auto parsed = ParseEdgeKind(kind);
+    if (!parsed) {
+      return Fail(Error::Corruption("DB: the edge " + std::to_string(r.Int(0)) + " -> " + std::to_string(r.Int(1)) +
+                                    " has unknown kind '" + kind + "'"));
+    }
+    edges.push_back({r.Int(0), r.Int(1), *parsed, r.Int(3), r.Text(4), r.Int(5)});
   }
 }
 

@@ -50,7 +50,7 @@ Result<RunSummary> Engine::Impl::Run() {
     if (auto status = RestoreState(); !status) return Fail(status.error());
   } catch (const InvariantError& error) {
     const std::string reason = std::string("error: ") + error.what();
-    (void)store_.FinishRun(options_.run_id, "failed", reason);
+    (void)store_.FinishRun(options_.run_id, RunStatus::kFailed, reason);
     return Fail(Error::Internal(reason));
   }
   (void)store_.AddRunEvent(options_.run_id, "start",
@@ -158,7 +158,9 @@ Result<RunSummary> Engine::Impl::Run() {
     summary_.best_speedup = graph_.Node(incumbent_).speedup.value_or(0.0);
   }
   const bool failed = summary_.stop_reason.rfind("error:", 0) == 0;
-  const std::string status = failed ? "failed" : summary_.interrupted ? "interrupted" : "finished";
+  const RunStatus status = failed                ? RunStatus::kFailed
+                           : summary_.interrupted ? RunStatus::kInterrupted
+                                                  : RunStatus::kFinished;
   (void)store_.AddRunEvent(options_.run_id, "stop",
                            engine::EventJson({{"reason", summary_.stop_reason},
                                                              {"evaluations", summary_.evaluations},

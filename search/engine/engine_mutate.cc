@@ -51,7 +51,7 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
     if (item.kind == WorkItem::Kind::kFix) {
       const int index = item.mutator;
       MutationResult result = mutators_[static_cast<std::size_t>(index)]->Fix(parent, *item.failure, is_known);
-      if (result.proposal) result.proposal->edge_kind = "fix";
+      if (result.proposal) result.proposal->edge_kind = EdgeKind::kFix;
       if (take(result, index)) return proposed(result);
       declined.exhausted = false;  // a failed node is never expanded anyway
       declined.report = std::move(report);

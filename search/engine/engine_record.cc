@@ -80,7 +80,7 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Proposed& message, Job& o
     return Route::kDone;
   }
   if (message.report.mutator >= 0) made_by_[*id] = message.report.mutator;
-  if (proposal.edge_kind == "fix") {
+  if (proposal.edge_kind == EdgeKind::kFix) {
     const auto parent_depth = fix_depth_.find(message.parent);
     fix_depth_[*id] = (parent_depth == fix_depth_.end() ? 0 : parent_depth->second) + 1;
   }
@@ -98,7 +98,7 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Proposed& message, Job& o
 void Engine::Impl::RecordDuplicate(engine::Proposed& message, NodeId existing) {
   const Proposal& proposal = message.proposal;
   ++summary_.duplicates;
-  if (proposal.edge_kind != "fix" && ++duplicate_streak_[message.parent] >= kDuplicateStreakLimit) {
+  if (proposal.edge_kind != EdgeKind::kFix && ++duplicate_streak_[message.parent] >= kDuplicateStreakLimit) {
     strategy_->MarkExhausted(message.parent);
     duplicate_streak_.erase(message.parent);
   }

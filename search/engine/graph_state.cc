@@ -61,7 +61,7 @@ Result<NodeId> GraphState::AddSeed(NodeRecord record) {
   return *id;
 }
 
-Result<NodeId> GraphState::AddChild(NodeId parent, NodeRecord record, const std::string& edge_kind, bool expansion,
+Result<NodeId> GraphState::AddChild(NodeId parent, NodeRecord record, EdgeKind edge_kind, bool expansion,
                                     ChangeNotes notes) {
   NodeId id = 0;
   const EdgeRecord edge{parent, 0, edge_kind, run_id_, record.mutation, 0};
@@ -87,11 +87,11 @@ Result<NodeId> GraphState::AddChild(NodeId parent, NodeRecord record, const std:
 Status GraphState::AddDuplicate(NodeId parent, NodeId existing, const std::string& mutation, bool expansion,
                                 ChangeNotes notes) {
   const auto writes = [&]() -> Status {
-    if (auto done = store_.RecordDuplicate({parent, existing, "duplicate", run_id_, mutation, 0}); !done) return done;
+    if (auto done = store_.RecordDuplicate({parent, existing, EdgeKind::kDuplicate, run_id_, mutation, 0}); !done) return done;
     return expansion ? store_.AddExpansion(parent) : Status{};
   };
   if (auto written = Write(writes, notes, existing); !written) return written;
-  if (existing != parent) graph_.AddDerivation(parent, existing, "duplicate");
+  if (existing != parent) graph_.AddDerivation(parent, existing, EdgeKind::kDuplicate);
   return {};
 }
 

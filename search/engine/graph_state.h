@@ -61,7 +61,7 @@ class GraphState {
   Result<NodeId> AddSeed(NodeRecord record);
   // A new node under `parent` by an edge of `edge_kind` ("derive", "fix").
   // `expansion`: it ends a selection of the parent (a fix does not).
-  Result<NodeId> AddChild(NodeId parent, NodeRecord record, const std::string& edge_kind, bool expansion,
+  Result<NodeId> AddChild(NodeId parent, NodeRecord record, EdgeKind edge_kind, bool expansion,
                           ChangeNotes notes);
   // A proposal that was `existing` already: a duplicate edge (none to the
   // parent itself) and a "duplicate" run event.

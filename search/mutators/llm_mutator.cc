@@ -84,7 +84,7 @@ class LlmMutator final : public Mutator {
     input.threads = context_.threads;
     input.max_tokens = config_.max_tokens;
     input.temperature = config_.temperature;
-    return Call(MutationPrompt(input), parent.candidate, "llm:" + config_.model + ":" + direction, "derive", is_known);
+    return Call(MutationPrompt(input), parent.candidate, "llm:" + config_.model + ":" + direction, EdgeKind::kDerive, is_known);
   }
 
   MutationResult Fix(const ParentView& failed, const Measurement& measurement, const IsKnown& is_known) override {
@@ -92,13 +92,13 @@ class LlmMutator final : public Mutator {
         FixPrompt(*context_.task, failed.candidate, measurement.outcome, measurement.reason, measurement.log,
                   context_.host, context_.threads, config_.max_tokens, config_.temperature);
     return Call(request, failed.candidate, "llm:" + config_.model + ":fix " + std::string(ToString(measurement.outcome)),
-                "fix", is_known);
+                EdgeKind::kFix, is_known);
   }
 
  private:
   // Sends `request` and turns the reply into a proposal derived from `parent`.
   MutationResult Call(const LlmRequest& request, const Candidate& parent, const std::string& mutation,
-                      const std::string& edge_kind, const IsKnown& is_known) {
+                      EdgeKind edge_kind, const IsKnown& is_known) {
     MutationResult result;
     result.exhausted = false;  // a declined call may succeed next time
     if (stopped_.load()) {

@@ -29,7 +29,7 @@ namespace kestrel {
 struct Proposal {
   Candidate candidate;
   std::string mutation;            // "knob UNROLL 2->4"
-  std::string edge_kind = "derive";  // derive | fix
+  EdgeKind edge_kind = EdgeKind::kDerive;  // derive | fix
 };
 
 // One step of a lineage, seed first: how a node was made and what it gave.

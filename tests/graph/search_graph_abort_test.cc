@@ -72,7 +72,7 @@ TEST_SUITE("SearchGraph invariants") {
       CHECK(RunInChild([] { TwoNodes().SetResult(7, NodeStatus::kWrong, std::nullopt); }).aborted);
     }
     SUBCASE("AddDerivation") {
-      const Death death = RunInChild([] { TwoNodes().AddDerivation(1, 7, "derive"); });
+      const Death death = RunInChild([] { TwoNodes().AddDerivation(1, 7, EdgeKind::kDerive); });
       CHECK(death.aborted);
       CHECK(death.message.find("unknown node id (node 7)") != std::string::npos);
     }
@@ -81,14 +81,14 @@ TEST_SUITE("SearchGraph invariants") {
   }
 
   TEST_CASE("a self-derivation aborts") {
-    CHECK(RunInChild([] { TwoNodes().AddDerivation(1, 1, "derive"); }).aborted);
+    CHECK(RunInChild([] { TwoNodes().AddDerivation(1, 1, EdgeKind::kDerive); }).aborted);
   }
 
   TEST_CASE("a cycle of first parents aborts Lineage instead of looping") {
     const Death death = RunInChild([] {
       SearchGraph graph = TwoNodes();
-      graph.AddDerivation(1, 2, "derive");
-      graph.AddDerivation(2, 1, "derive");
+      graph.AddDerivation(1, 2, EdgeKind::kDerive);
+      graph.AddDerivation(2, 1, EdgeKind::kDerive);
       graph.Lineage(2);
     });
     CHECK(death.aborted);

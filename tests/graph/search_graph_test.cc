@@ -77,9 +77,9 @@ TEST_SUITE("SearchGraph") {
   TEST_CASE("derivations: children, parents and repeated edges") {
     SearchGraph graph;
     for (NodeId id = 1; id <= 4; ++id) graph.AddNode(MakeNode(id));
-    graph.AddDerivation(1, 2, "derive");
-    graph.AddDerivation(1, 3, "derive");
-    graph.AddDerivation(3, 4, "fix");
+    graph.AddDerivation(1, 2, EdgeKind::kDerive);
+    graph.AddDerivation(1, 3, EdgeKind::kDerive);
+    graph.AddDerivation(3, 4, EdgeKind::kFix);
 
     CHECK(graph.Children(1) == Ids{2, 3});
     CHECK(graph.Children(2).empty());
@@ -90,16 +90,16 @@ TEST_SUITE("SearchGraph") {
     REQUIRE(edges.size() == 3);
     CHECK(edges[2].parent == 3);
     CHECK(edges[2].child == 4);
-    CHECK(edges[2].kind == "fix");
+    CHECK(edges[2].kind == EdgeKind::kFix);
 
     SUBCASE("a repeated edge is kept once") {
-      graph.AddDerivation(1, 2, "derive");
-      graph.AddDerivation(3, 4, "fix");
+      graph.AddDerivation(1, 2, EdgeKind::kDerive);
+      graph.AddDerivation(3, 4, EdgeKind::kFix);
       CHECK(graph.EdgeCount() == 3);
       CHECK(graph.Children(1) == Ids{2, 3});
     }
     SUBCASE("the same pair with another kind is a second edge, one child") {
-      graph.AddDerivation(1, 2, "duplicate");
+      graph.AddDerivation(1, 2, EdgeKind::kDuplicate);
       CHECK(graph.EdgeCount() == 4);
       CHECK(graph.Children(1) == Ids{2, 3});
       CHECK(graph.Parents(2) == Ids{1});
@@ -107,12 +107,12 @@ TEST_SUITE("SearchGraph") {
     SUBCASE("a popular parent: repeated edges are found either way") {
       for (NodeId id = 10; id < 1010; ++id) {
         graph.AddNode(MakeNode(id));
-        graph.AddDerivation(1, id, "derive");
+        graph.AddDerivation(1, id, EdgeKind::kDerive);
       }
-      for (NodeId id = 10; id < 1010; ++id) graph.AddDerivation(1, id, "derive");
-      graph.AddDerivation(2, 4, "derive");
-      graph.AddDerivation(2, 4, "derive");
-      graph.AddDerivation(1, 500, "duplicate");  // a second kind: a new edge, no new child
+      for (NodeId id = 10; id < 1010; ++id) graph.AddDerivation(1, id, EdgeKind::kDerive);
+      graph.AddDerivation(2, 4, EdgeKind::kDerive);
+      graph.AddDerivation(2, 4, EdgeKind::kDerive);
+      graph.AddDerivation(1, 500, EdgeKind::kDuplicate);  // a second kind: a new edge, no new child
       CHECK(graph.EdgeCount() == 3 + 1000 + 1 + 1);
       const Ids children = graph.Children(1);
       CHECK(children.size() == 1002);
@@ -124,9 +124,9 @@ TEST_SUITE("SearchGraph") {
   TEST_CASE("edges come back in insertion order") {
     SearchGraph graph;
     for (NodeId id = 1; id <= 4; ++id) graph.AddNode(MakeNode(id));
-    graph.AddDerivation(3, 4, "derive");
-    graph.AddDerivation(1, 2, "derive");
-    graph.AddDerivation(2, 4, "duplicate");
+    graph.AddDerivation(3, 4, EdgeKind::kDerive);
+    graph.AddDerivation(1, 2, EdgeKind::kDerive);
+    graph.AddDerivation(2, 4, EdgeKind::kDuplicate);
     std::vector<std::pair<NodeId, NodeId>> pairs;
     for (const GraphEdge& edge : graph.Edges()) pairs.emplace_back(edge.parent, edge.child);
     CHECK(pairs == std::vector<std::pair<NodeId, NodeId>>{{3, 4}, {1, 2}, {2, 4}});
@@ -135,9 +135,9 @@ TEST_SUITE("SearchGraph") {
   TEST_CASE("lineage") {
     SearchGraph graph;
     for (NodeId id = 1; id <= 6; ++id) graph.AddNode(MakeNode(id));
-    graph.AddDerivation(1, 2, "derive");
-    graph.AddDerivation(2, 3, "derive");
-    graph.AddDerivation(3, 4, "fix");
+    graph.AddDerivation(1, 2, EdgeKind::kDerive);
+    graph.AddDerivation(2, 3, EdgeKind::kDerive);
+    graph.AddDerivation(3, 4, EdgeKind::kFix);
 
     SUBCASE("root first") { CHECK(graph.Lineage(4) == Ids{1, 2, 3, 4}); }
     SUBCASE("a root's lineage is itself") {
@@ -147,12 +147,12 @@ TEST_SUITE("SearchGraph") {
     SUBCASE("a node with two parents follows the oldest edge") {
       // 5 is a root with a lower id than 3's ancestors would suggest; the
       // edge 5 -> 4 comes second, so 4 still descends from 3.
-      graph.AddDerivation(5, 4, "duplicate");
+      graph.AddDerivation(5, 4, EdgeKind::kDuplicate);
       CHECK(graph.Parents(4) == Ids{3, 5});
       CHECK(graph.Lineage(4) == Ids{1, 2, 3, 4});
       // The other way round: 6's first parent is 5, its second 2.
-      graph.AddDerivation(5, 6, "derive");
-      graph.AddDerivation(2, 6, "derive");
+      graph.AddDerivation(5, 6, EdgeKind::kDerive);
+      graph.AddDerivation(2, 6, EdgeKind::kDerive);
       CHECK(graph.Lineage(6) == Ids{5, 6});
     }
   }
@@ -229,7 +229,7 @@ TEST_SUITE("SearchGraph") {
     SearchGraph graph;
     graph.AddNode(MeasuredNode(1, 2.0));
     graph.AddNode(MakeNode(2, "two"));
-    graph.AddDerivation(1, 2, "derive");
+    graph.AddDerivation(1, 2, EdgeKind::kDerive);
     SearchGraph moved(std::move(graph));
     CHECK(moved.Lineage(2) == Ids{1, 2});
     SearchGraph assigned;
@@ -250,7 +250,7 @@ TEST_SUITE("SearchGraph") {
       const int count = 1 + static_cast<int>(random() % 3);
       for (int i = 0; i < count; ++i) {
         const NodeId parent = static_cast<NodeId>(random() % static_cast<std::uint64_t>(id));
-        graph.AddDerivation(parent, id, random() % 4 == 0 ? "fix" : "derive");
+        graph.AddDerivation(parent, id, random() % 4 == 0 ? EdgeKind::kFix : EdgeKind::kDerive);
         auto& list = parents[id];
         if (std::find(list.begin(), list.end(), parent) == list.end()) list.push_back(parent);
       }

@@ -64,7 +64,7 @@ class Harness {
   Result<RunSummary> Resume(FakeEvaluator& evaluator, RunConfig config, bool with_state = true) {
     config.task = task_.name;
     const RunRecord run = Must(store_->GetRun(last_run_));
-    REQUIRE(store_->FinishRun(last_run_, "running", "").has_value());
+    REQUIRE(store_->FinishRun(last_run_, RunStatus::kRunning, "").has_value());
     auto strategy = Must(MakeStrategy(config.strategy));
     auto mutators = Must(MakeMutators(config, task_, evaluator.Host(), run.llm_usd));
     EngineOptions options;

@@ -55,7 +55,7 @@ TEST_SUITE("engine") {
     CheckAllFinal(nodes);
     CHECK(harness.MeasurementsOfRun(harness.last_run()) == 7);
     const RunRecord run = harness.LastRun();
-    CHECK(run.status == "finished");
+    CHECK(run.status == RunStatus::kFinished);
     CHECK(run.stop_reason == "evaluations");
     CHECK(run.evaluations == 7);
     CHECK(run.finished_at > 0);
@@ -104,7 +104,7 @@ TEST_SUITE("engine") {
     const auto rows = Must(harness.store().Best(query));
     REQUIRE_FALSE(rows.empty());
     CHECK(rows[0].node_id == best.id);
-    CHECK(harness.LastRun().status == "finished");
+    CHECK(harness.LastRun().status == RunStatus::kFinished);
     CHECK(harness.LastRun().stop_reason == "exhausted");
   }
 
@@ -172,7 +172,7 @@ TEST_SUITE("engine") {
       // The second run still reports the graph's best node.
       REQUIRE(second.best_node.has_value());
       CHECK(Must(harness.store().GetNode(*second.best_node)).knobs == KnobValues{{"A", "4"}, {"B", "2"}, {"C", "1"}});
-      CHECK(harness.LastRun().status == "finished");
+      CHECK(harness.LastRun().status == RunStatus::kFinished);
     }
     CHECK(evaluator.Evaluations() == 24);
     CheckEachEvaluatedOnce(evaluator);
@@ -196,7 +196,7 @@ TEST_SUITE("engine") {
     CHECK(summary.evaluations >= 4);
     CHECK(summary.evaluations <= 4 + config.parallel.InFlight());
     CHECK(summary.evaluations < 24);
-    CHECK(harness.LastRun().status == "finished");
+    CHECK(harness.LastRun().status == RunStatus::kFinished);
     CHECK(harness.LastRun().stop_reason == "plateau");
     CheckAllFinal(harness.Nodes());
   }
@@ -216,7 +216,7 @@ TEST_SUITE("engine") {
     CHECK(summary.seconds >= 0.4);
     // In-flight work (a few 60 ms measurements) finishes; nothing waits much longer.
     CHECK(elapsed < 2.0);
-    CHECK(harness.LastRun().status == "finished");
+    CHECK(harness.LastRun().status == RunStatus::kFinished);
     CHECK(harness.LastRun().stop_reason == "time");
     CHECK(harness.MeasurementsOfRun(harness.last_run()) == summary.evaluations);
     // Out of time, a built candidate is not measured: it stays `built`, and
@@ -254,7 +254,7 @@ TEST_SUITE("engine") {
     CHECK(summary->evaluations < 24);
     CHECK(summary->evaluations == evaluator.Evaluations());
     const RunRecord run = harness.LastRun();
-    CHECK(run.status == "interrupted");
+    CHECK(run.status == RunStatus::kInterrupted);
     CHECK(run.stop_reason == "signal");
     const auto nodes = harness.Nodes();
     CheckAllFinal(nodes);
@@ -287,7 +287,7 @@ TEST_SUITE("engine") {
       record.toolchain = candidate.toolchain;
       record.flags = candidate.flags;
       record.mutation = "by hand";
-      EdgeRecord edge{before[0].id, 0, "derive", first_run, "by hand", 0};
+      EdgeRecord edge{before[0].id, 0, EdgeKind::kDerive, first_run, "by hand", 0};
       left.push_back(Must(harness.store().AddNode(record, edge)));
     }
     REQUIRE(harness.store().SetNodeStatus(left[1], NodeStatus::kBuilt, "", "").has_value());
@@ -329,7 +329,7 @@ TEST_SUITE("engine") {
     record.toolchain = candidate.toolchain;
     record.flags = candidate.flags;
     record.mutation = "by hand";
-    Must(harness.store().AddNode(record, EdgeRecord{harness.Nodes()[0].id, 0, "derive", first_run, "by hand", 0}));
+    Must(harness.store().AddNode(record, EdgeRecord{harness.Nodes()[0].id, 0, EdgeKind::kDerive, first_run, "by hand", 0}));
     const RunSummary second = Must(harness.Run(evaluator, config));
     REQUIRE(second.evaluations == 1);
     CHECK(harness.LastRun().evaluations == second.evaluations);

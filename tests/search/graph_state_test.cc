@@ -72,7 +72,7 @@ TEST_SUITE("search") {
     state.NoteSelection(seed);
     CHECK(state.graph().Node(seed).expansions == 1);  // in flight: the graph only
     CHECK(Must(f.store->GetNode(seed)).expansions == 0);
-    const NodeId child = Must(state.AddChild(seed, f.Node("child"), "derive", true, f.Notes(R"({"selections":1})")));
+    const NodeId child = Must(state.AddChild(seed, f.Node("child"), EdgeKind::kDerive, true, f.Notes(R"({"selections":1})")));
     CHECK(Must(f.store->GetNode(seed)).expansions == 1);
     CHECK(state.graph().Node(seed).expansions == 1);
     CHECK(state.graph().Parents(child) == std::vector<NodeId>{seed});
@@ -92,11 +92,11 @@ TEST_SUITE("search") {
     GraphState state(*f.store, f.graph_id, f.run_id, f.host_id);
     (void)Must(state.Load());
     const NodeId seed = Must(state.AddSeed(f.Node("seed")));
-    const NodeId child = Must(state.AddChild(seed, f.Node("child"), "derive", true, {}));
+    const NodeId child = Must(state.AddChild(seed, f.Node("child"), EdgeKind::kDerive, true, {}));
     Must(state.Decline(seed, true, f.Notes(R"({"selections":2})")));
     Must(state.AddDuplicate(seed, child, "again", true, f.Notes(R"({"selections":3})")));
     Must(state.AddDuplicate(seed, seed, "itself", true, {}));
-    (void)Must(state.AddChild(child, f.Node("fixed"), "fix", false, {}));
+    (void)Must(state.AddChild(child, f.Node("fixed"), EdgeKind::kFix, false, {}));
     Must(state.Decline(child, false, {}));
     CHECK(Must(f.store->GetNode(seed)).expansions == 4);
     CHECK(Must(f.store->GetNode(child)).expansions == 0);
@@ -117,7 +117,7 @@ TEST_SUITE("search") {
 
     SUBCASE("a child whose LLM call cannot be stored is not added") {
       f.Exec( "CREATE TRIGGER refuse BEFORE INSERT ON llm_calls BEGIN SELECT RAISE(ABORT, 'disk full'); END;");
-      auto child = state.AddChild(seed, f.Node("child"), "derive", true, f.Notes(R"({"selections":1})"));
+      auto child = state.AddChild(seed, f.Node("child"), EdgeKind::kDerive, true, f.Notes(R"({"selections":1})"));
       REQUIRE_FALSE(child);
       CHECK(child.error().message().find("disk full") != std::string::npos);
       CHECK(f.Count("SELECT count(*) FROM nodes") == 1);
@@ -128,7 +128,7 @@ TEST_SUITE("search") {
       CHECK_FALSE(state.graph().FindByIdentity(f.Node("child").identity));
     }
     SUBCASE("a result whose run state cannot be saved leaves the node as it was") {
-      const NodeId child = Must(state.AddChild(seed, f.Node("child"), "derive", true, {}));
+      const NodeId child = Must(state.AddChild(seed, f.Node("child"), EdgeKind::kDerive, true, {}));
       Must(state.SetBuilt(child));
       f.Exec(
                     "CREATE TRIGGER refuse BEFORE UPDATE OF state_json ON runs BEGIN SELECT RAISE(ABORT, 'read-only'); END;");

@@ -86,7 +86,7 @@ TEST_SUITE("knob_mutator") {
       CHECK(proposal->candidate.toolchain == parent.candidate.toolchain);
       CHECK(proposal->candidate.flags == parent.candidate.flags);
       CHECK(proposal->mutation == "knob " + knob + " " + parent.candidate.knobs.at(knob) + "->" + knobs.at(knob));
-      CHECK(proposal->edge_kind == "derive");
+      CHECK(proposal->edge_kind == EdgeKind::kDerive);
       CHECK(known.identities.insert(proposal->candidate.Identity()).second);
       REQUIRE(distances.size() <= 5);
     }

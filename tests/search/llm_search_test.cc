@@ -109,7 +109,7 @@ std::optional<NodeRecord> NodeWithKnob(Harness& harness, const std::string& valu
 
 std::optional<EdgeRecord> EdgeInto(Harness& harness, std::int64_t child) {
   for (const EdgeRecord& edge : Must(harness.store().LoadEdges(harness.graph_id()))) {
-    if (edge.child == child && edge.kind != "duplicate") return edge;
+    if (edge.child == child && edge.kind != EdgeKind::kDuplicate) return edge;
   }
   return std::nullopt;
 }
@@ -156,7 +156,7 @@ TEST_CASE("a faster kernel from the LLM is found and recorded with its lineage a
   const auto edge = EdgeInto(harness, fast->id);
   REQUIRE(edge);
   CHECK(edge->parent == SeedId(harness));
-  CHECK(edge->kind == "derive");
+  CHECK(edge->kind == EdgeKind::kDerive);
   const auto calls = Must(harness.store().LlmCallsForNode(fast->id));
   REQUIRE(calls.size() == 1);
   CHECK(calls[0].model == "test-model");
@@ -207,10 +207,10 @@ TEST_CASE("a kernel that fails to compile is fixed through a fix edge; both call
   CHECK(broken->status == NodeStatus::kBuildFailed);
   CHECK(fixed->status == NodeStatus::kMeasured);
   CHECK(summary.best_speedup == doctest::Approx(2.5));
-  CHECK(EdgeInto(harness, broken->id)->kind == "derive");
+  CHECK(EdgeInto(harness, broken->id)->kind == EdgeKind::kDerive);
   const auto fix_edge = EdgeInto(harness, fixed->id);
   REQUIRE(fix_edge);
-  CHECK(fix_edge->kind == "fix");
+  CHECK(fix_edge->kind == EdgeKind::kFix);
   CHECK(fix_edge->parent == broken->id);
   CHECK(fixed->mutation == "llm:test-model:fix build_failed");
   CHECK(Must(harness.store().LlmCallsForNode(broken->id)).size() == 1);
@@ -285,7 +285,7 @@ TEST_CASE("a 401 stops the LLM mutator; the knob mutator's work goes on and the 
   CHECK(summary.stop_reason == "evaluations");
   CHECK(summary.evaluations == 12);
   CHECK(server.requests() == 1);
-  CHECK(harness.LastRun().status == "finished");
+  CHECK(harness.LastRun().status == RunStatus::kFinished);
   CHECK(progress.str().find("auth") != std::string::npos);
   CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE http_status = 401") == 1);
 }

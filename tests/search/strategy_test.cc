@@ -48,7 +48,7 @@ void Add(SearchGraph& graph, NodeId id, NodeStatus status, std::optional<double>
 }
 
 // A measured node derived from `parent` (edge kind `kind`).
-void AddChild(SearchGraph& graph, NodeId id, NodeId parent, double speedup, const std::string& kind = "derive",
+void AddChild(SearchGraph& graph, NodeId id, NodeId parent, double speedup, EdgeKind kind = EdgeKind::kDerive,
               int expansions = 0) {
   Add(graph, id, NodeStatus::kMeasured, speedup, expansions);
   graph.AddDerivation(parent, id, kind);
@@ -252,8 +252,8 @@ TEST_SUITE("strategy: graph-ucb") {
   SearchGraph LineageGraph() {
     SearchGraph graph;
     Add(graph, 1, NodeStatus::kMeasured, 1.0, 2);
-    AddChild(graph, 2, 1, 1.5, "derive", 1);
-    AddChild(graph, 3, 1, 1.5, "derive", 1);
+    AddChild(graph, 2, 1, 1.5, EdgeKind::kDerive, 1);
+    AddChild(graph, 3, 1, 1.5, EdgeKind::kDerive, 1);
     AddChild(graph, 4, 2, 3.0);
     return graph;
   }
@@ -261,7 +261,7 @@ TEST_SUITE("strategy: graph-ucb") {
   TEST_CASE("prefers a node whose subtree holds the best speedup over an equally fast leaf") {
     SearchGraph graph = LineageGraph();
     // A duplicate edge (a re-proposal of 4 from 3) does not make 4 a descendant of 3.
-    graph.AddDerivation(3, 4, "duplicate");
+    graph.AddDerivation(3, 4, EdgeKind::kDuplicate);
     for (double exploration : {0.0, 0.3, 1.0}) {
       CAPTURE(exploration);
       for (std::uint64_t seed = 0; seed < 20; ++seed) {
@@ -301,7 +301,7 @@ TEST_SUITE("strategy: graph-ucb") {
     CHECK(strategy->Select(graph, rng) == NodeId{3});
     // A node whose measurement arrives later (proposed, then measured) counts too.
     Add(graph, 7, NodeStatus::kProposed);
-    graph.AddDerivation(2, 7, "derive");
+    graph.AddDerivation(2, 7, EdgeKind::kDerive);
     CHECK(strategy->Select(graph, rng) == NodeId{3});
     graph.SetResult(7, NodeStatus::kMeasured, 9.0);
     strategy->MarkExhausted(7);

@@ -117,10 +117,10 @@ TEST_SUITE("store") {
         return Must(store->AddNode(record, edge));
       };
       seed = node("seed", std::nullopt);
-      child = node("child", EdgeRecord{seed, 0, "derive", 0, "m", 0});
-      grandchild = node("grandchild", EdgeRecord{child, 0, "fix", 0, "m", 0});
-      (void)node("other", EdgeRecord{seed, 0, "derive", 0, "m", 0});
-      Must(store->AddEdge({child, seed, "duplicate", 0, "m", 0}));
+      child = node("child", EdgeRecord{seed, 0, EdgeKind::kDerive, 0, "m", 0});
+      grandchild = node("grandchild", EdgeRecord{child, 0, EdgeKind::kFix, 0, "m", 0});
+      (void)node("other", EdgeRecord{seed, 0, EdgeKind::kDerive, 0, "m", 0});
+      Must(store->AddEdge({child, seed, EdgeKind::kDuplicate, 0, "m", 0}));
     }
     Exec(path, "ALTER TABLE nodes DROP COLUMN expansions; PRAGMA user_version = 3;");
     auto store = Must(Store::Open(path));

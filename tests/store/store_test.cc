@@ -89,7 +89,7 @@ TEST_SUITE("store") {
       seed.graph_id = child.graph_id = graph;
       seed.run_id = child.run_id = run;
       seed.id = Must(store->AddNode(seed, std::nullopt));
-      EdgeRecord edge{seed.id, 0, "derive", run, "knob KNOB 1->2", 0};
+      EdgeRecord edge{seed.id, 0, EdgeKind::kDerive, run, "knob KNOB 1->2", 0};
       child.id = Must(store->AddNode(child, edge));
       measured_id = Must(store->RecordMeasurement(seed.id, run, host, measured));
       Must(store->SetNodeStatus(child.id, NodeStatus::kBuilt, "", ""));
@@ -104,7 +104,7 @@ TEST_SUITE("store") {
       CHECK(got.graph_id == graph);
       CHECK(got.host_id == host);
       CHECK(got.config_json == R"({"task": "softmax", "max_evals": 10})");
-      CHECK(got.status == "running");
+      CHECK(got.status == RunStatus::kRunning);
       CHECK(got.stop_reason == "");
       CHECK(got.started_at == 1000);
       CHECK(got.finished_at == 0);
@@ -168,14 +168,14 @@ TEST_SUITE("store") {
       REQUIRE(edges.size() == 1);
       CHECK(edges[0].parent == seed.id);
       CHECK(edges[0].child == child.id);
-      CHECK(edges[0].kind == "derive");
+      CHECK(edges[0].kind == EdgeKind::kDerive);
       CHECK(edges[0].run_id == run);
       CHECK(edges[0].mutation == "knob KNOB 1->2");
       CHECK(edges[0].created_at > 0);
-      Must(store->AddEdge({child.id, seed.id, "fix", run, "repair", 5}));
-      Must(store->AddEdge({child.id, seed.id, "fix", run, "repair", 5}));  // idempotent
+      Must(store->AddEdge({child.id, seed.id, EdgeKind::kFix, run, "repair", 5}));
+      Must(store->AddEdge({child.id, seed.id, EdgeKind::kFix, run, "repair", 5}));  // idempotent
       CHECK(Must(store->LoadEdges(graph)).size() == 2);
-      CHECK(store->AddEdge({child.id, 999, "fix", run, "", 0}).error().IsNotFound());
+      CHECK(store->AddEdge({child.id, 999, EdgeKind::kFix, run, "", 0}).error().IsNotFound());
     }
     SUBCASE("measurements") {
       const auto seed_measurements = Must(store->GetMeasurements(seed.id));
