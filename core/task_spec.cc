@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/expr.h"
+#include "core/json_fields.h"
 
 namespace kestrel {
 namespace {
@@ -65,9 +66,7 @@ std::string Index(std::string_view parent, std::size_t i) {
 std::string Describe(const Json& value) {
   if (value.is_object()) return "an object";
   if (value.is_array()) return "an array";
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
+  return DescribeJson(value);
 }
 
 template <std::size_t N>
@@ -95,29 +94,9 @@ class SpecParser {
   Result<Task> Parse(std::string_view text, const std::string& folder_name) {
     Task task;
     task.spec_text = std::string(text);
-    // nlohmann keeps the last of two equal keys; a repeated field is refused
-    // instead, like an unknown one, so that no edit is silently ignored.
-    std::vector<std::set<std::string>> open_objects;
-    std::optional<std::string> duplicate;
-    const Json::parser_callback_t on_event = [&](int, Json::parse_event_t event, Json& parsed) {
-      if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-      if (event == Json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
-      if (event == Json::parse_event_t::key && !open_objects.empty() && !duplicate &&
-          !open_objects.back().insert(parsed.get<std::string>()).second) {
-        duplicate = parsed.get<std::string>();
-      }
-      return true;
-    };
-    Json root;
-    try {
-      root = Json::parse(text, on_event);
-    } catch (const Json::exception& e) {
-      return Fail(Error::InvalidArgument(file_ + ": not valid JSON: " + e.what()));
-    }
-    if (duplicate) {
-      return Fail(Error::InvalidArgument(file_ + ": " + *duplicate + ": the field appears twice in one object"));
-    }
-    if (!ParseRoot(root, folder_name, task)) return Fail(Error::InvalidArgument(*error_));
+    auto root = ParseJsonDocument(text, file_);
+    if (!root) return Fail(root.error());
+    if (!ParseRoot(*root, folder_name, task)) return Fail(Error::InvalidArgument(*error_));
     return task;
   }
 

@@ -275,7 +275,7 @@ TEST_SUITE("task") {
     SUBCASE("a nested field twice") {
       std::string text = ValidSpec().dump(2);
       text.insert(text.find("\"rtol\""), "\"rtol\": 0.1, ");
-      expect(text, "rtol: the field appears twice", "");
+      expect(text, "tolerance.rtol: the field appears twice", "");  // named by its path
     }
     SUBCASE("not an object") { expect("[1, 2]", "expected a JSON object", "got an array"); }
     SUBCASE("unknown top-level field") {
