@@ -62,42 +62,6 @@ std::optional<double> Formula(const std::string& expr, const Shape& shape) {
 
 }  // namespace
 
-std::string_view ToString(ScalarType type) {
-  switch (type) {
-    case ScalarType::kF32: return "f32";
-    case ScalarType::kF64: return "f64";
-    case ScalarType::kI8: return "i8";
-    case ScalarType::kU8: return "u8";
-    case ScalarType::kI32: return "i32";
-    case ScalarType::kI64: return "i64";
-  }
-  return "?";
-}
-
-std::string_view CppType(ScalarType type) {
-  switch (type) {
-    case ScalarType::kF32: return "float";
-    case ScalarType::kF64: return "double";
-    case ScalarType::kI8: return "int8_t";
-    case ScalarType::kU8: return "uint8_t";
-    case ScalarType::kI32: return "int32_t";
-    case ScalarType::kI64: return "int64_t";
-  }
-  return "?";
-}
-
-std::size_t SizeOf(ScalarType type) {
-  switch (type) {
-    case ScalarType::kF32: return 4;
-    case ScalarType::kF64: return 8;
-    case ScalarType::kI8: return 1;
-    case ScalarType::kU8: return 1;
-    case ScalarType::kI32: return 4;
-    case ScalarType::kI64: return 8;
-  }
-  return 0;
-}
-
 std::string_view ToString(ArgRole role) {
   switch (role) {
     case ArgRole::kInput: return "input";

@@ -12,16 +12,13 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/scalar_type.h"
 
 namespace kestrel {
 
-enum class ScalarType { kF32, kF64, kI8, kU8, kI32, kI64 };
 enum class ArgRole { kInput, kOutput, kInOut, kDim, kScalar };
 
-std::string_view ToString(ScalarType type);   // "f32"
-std::string_view CppType(ScalarType type);    // "float"
-std::size_t SizeOf(ScalarType type);
-std::string_view ToString(ArgRole role);      // "input"
+std::string_view ToString(ArgRole role);  // "input"
 
 struct InitSpec {
   enum class Dist { kNormal, kUniform, kInt };

@@ -22,9 +22,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::array<std::string_view, 6> kTypeNames = {"f32", "f64", "i8", "u8", "i32", "i64"};
-constexpr std::array<ScalarType, 6> kTypes = {ScalarType::kF32, ScalarType::kF64, ScalarType::kI8,
-                                              ScalarType::kU8,  ScalarType::kI32, ScalarType::kI64};
 constexpr std::array<std::string_view, 5> kRoleNames = {"input", "output", "inout", "dim", "scalar"};
 constexpr std::array<ArgRole, 5> kRoles = {ArgRole::kInput, ArgRole::kOutput, ArgRole::kInOut, ArgRole::kDim,
                                            ArgRole::kScalar};
@@ -40,8 +37,6 @@ constexpr std::string_view kCppKeywords[] = {
     "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
     "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
     "union", "unsigned"};
-
-bool IsIntegerType(ScalarType type) { return type != ScalarType::kF32 && type != ScalarType::kF64; }
 
 // The representable range of an integer type, as doubles (exact for i64's
 // bounds up to rounding, which only matters at the very edge).
@@ -196,7 +191,7 @@ class SpecParser {
                                             Describe(json["type"]));
       }
       arg.type = ScalarType::kI64;
-    } else if (!GetEnum(json, field, "type", kTypeNames, kTypes, arg.type)) {
+    } else if (!GetEnum(json, field, "type", kScalarTypeNames, kScalarTypes, arg.type)) {
       return false;
     }
     if (arg.IsBuffer()) {
@@ -210,7 +205,7 @@ class SpecParser {
     }
     if (arg.role == ArgRole::kScalar) {
       if (!GetNumber(json, field, "value", arg.value)) return false;
-      if (IsIntegerType(arg.type)) {
+      if (!IsFloating(arg.type)) {
         const auto [lo, hi] = IntegerRange(arg.type);
         if (arg.value != std::floor(arg.value) || arg.value < lo || arg.value > hi) {
           return Bad(Join(field, "value"), "expected an integer that fits " + std::string(ToString(arg.type)) +
@@ -274,7 +269,7 @@ class SpecParser {
         }
       }
     }
-    if (IsIntegerType(arg.type)) {
+    if (!IsFloating(arg.type)) {
       const auto [lo, hi] = IntegerRange(arg.type);
       if (init.lo < lo || init.hi > hi) {
         return Bad(field, "expected lo and hi within the range of " + std::string(ToString(arg.type)) + ", got [" +

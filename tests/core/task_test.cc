@@ -224,6 +224,10 @@ TEST_SUITE("task") {
     CHECK(SizeOf(ScalarType::kU8) == 1);
     CHECK(SizeOf(ScalarType::kI32) == 4);
     CHECK(SizeOf(ScalarType::kI64) == 8);
+    for (ScalarType type : kScalarTypes) CHECK(ParseScalarType(ToString(type)) == type);
+    CHECK(!ParseScalarType("f16").has_value());
+    CHECK(IsFloating(ScalarType::kF64));
+    CHECK(!IsFloating(ScalarType::kI8));
     CHECK(ToString(ArgRole::kInput) == "input");
     CHECK(ToString(ArgRole::kOutput) == "output");
     CHECK(ToString(ArgRole::kInOut) == "inout");
