@@ -4,7 +4,6 @@
 //     shapes x 20 raw samples each (two write transactions), per iteration.
 //   BM_BestQuery/N: Best(top 10) over N measured nodes.
 #include <benchmark/benchmark.h>
-#include <stdlib.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,32 +12,10 @@
 #include <string>
 
 #include "store/store.h"
+#include "tests/testing.h"
 
 namespace kestrel {
 namespace {
-
-// A directory under $TMPDIR, removed with its contents on destruction.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kestrel-bench-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      std::perror("mkdtemp");
-      std::abort();
-    }
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::filesystem::path db() const { return path_ / "bench.db"; }
-
- private:
-  std::filesystem::path path_;
-};
 
 template <class T>
 T OrDie(Result<T> result) {
@@ -50,12 +27,12 @@ T OrDie(Result<T> result) {
 }
 
 struct Fixture {
-  ScratchDir dir;
+  testing::TempDir dir;
   std::unique_ptr<Store> store;
   std::int64_t graph = 0, run = 0, host = 0;
 
   Fixture() {
-    store = OrDie(Store::Open(dir.db()));
+    store = OrDie(Store::Open(dir / "bench.db"));
     Task task;
     task.name = "bench";
     task.spec_text = R"({"name": "bench"})";

@@ -55,7 +55,7 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
   eval->add_flag("--json", flags->json, "print one JSON document");
   eval->add_flag("--samples", flags->samples, "include the raw timing samples in --json output");
   eval->callback([flags, &cli] {
-    auto task = FindTask(flags->task, cli.TaskDirs());
+    auto task = FindTask(flags->task, cli.TaskDirs(), &std::cerr);
     if (!task) return (void)cli.Report(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
     std::ifstream in(flags->file);
     std::stringstream text;

@@ -1,4 +1,6 @@
-// kestrel tasks [--json]: the tasks found (built-in plus --tasks-dir).
+// kestrel tasks [--json]: the tasks found (built-in plus --tasks-dir). A
+// broken task is listed with its error beside the healthy ones, and the
+// command then exits 2: the listing is also how a user checks a folder.
 
 #include <iostream>
 #include <memory>
@@ -25,35 +27,43 @@ std::int64_t KnobSpace(const std::string& source) {
 
 void AddTasksCommand(CLI::App& app, Cli& cli) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* tasks = app.add_subcommand("tasks", "list the tasks found (built-in configs/tasks plus --tasks-dir)");
+  CLI::App* tasks = app.add_subcommand(
+      "tasks", "list the tasks found (built-in configs/tasks plus --tasks-dir, whose tasks shadow built-in ones of "
+               "the same name); a broken task is listed with its error and the exit code is 2");
   tasks->add_flag("--json", *json, "print one JSON document");
   tasks->callback([json, &cli] {
-    auto loaded = LoadTasks(cli.TaskDirs());
-    if (!loaded) return (void)cli.Report(loaded.error());
-    if (*json) {
-      nlohmann::json list = nlohmann::json::array();
-      for (const Task& task : *loaded) {
-        std::int64_t space = 0;
-        for (const auto& seed : task.seeds) space += KnobSpace(seed.text);
-        list.push_back({{"name", task.name},
-                        {"language", task.language},
-                        {"description", task.description},
-                        {"signature", task.Signature()},
-                        {"shapes", task.shapes},
-                        {"check_shapes", task.check_shapes},
-                        {"knob_configurations", space},
-                        {"dir", task.dir.string()}});
-      }
-      std::cout << list.dump(2) << "\n";
-      return;
-    }
+    auto listed = ListTasks(cli.TaskDirs());
+    if (!listed) return (void)cli.Report(listed.error());
+    nlohmann::json list = nlohmann::json::array();
     Table table({"task", "language", "shapes", "knob configs", "description"});
-    for (const Task& task : *loaded) {
+    const Error* broken = nullptr;
+    for (const ListedTask& entry : *listed) {
+      if (entry.folder.shadowed) std::cerr << "kestrel: " << ShadowNote(entry.folder) << "\n";
+      if (!entry.task) {
+        broken = broken ? broken : &entry.task.error();
+        list.push_back({{"name", entry.folder.name}, {"dir", entry.folder.dir.string()}, {"error", entry.task.error().message()}});
+        table.Add({entry.folder.name, "-", "-", "-", "broken: " + entry.task.error().message()});
+        continue;
+      }
+      const Task& task = *entry.task;
       std::int64_t space = 0;
       for (const auto& seed : task.seeds) space += KnobSpace(seed.text);
+      list.push_back({{"name", task.name},
+                      {"language", task.language},
+                      {"description", task.description},
+                      {"signature", task.Signature()},
+                      {"shapes", task.shapes},
+                      {"check_shapes", task.check_shapes},
+                      {"knob_configurations", space},
+                      {"dir", task.dir.string()}});
       table.Add({task.name, task.language, std::to_string(task.shapes.size()), std::to_string(space), task.description});
     }
-    table.Print(std::cout);
+    if (*json) {
+      std::cout << list.dump(2) << "\n";
+    } else {
+      table.Print(std::cout);
+    }
+    if (broken) cli.exit_code = broken->IsInvalidArgument() ? kExitUsage : kExitFailure;
   });
 }
 

@@ -62,42 +62,6 @@ std::optional<double> Formula(const std::string& expr, const Shape& shape) {
 
 }  // namespace
 
-std::string_view ToString(ScalarType type) {
-  switch (type) {
-    case ScalarType::kF32: return "f32";
-    case ScalarType::kF64: return "f64";
-    case ScalarType::kI8: return "i8";
-    case ScalarType::kU8: return "u8";
-    case ScalarType::kI32: return "i32";
-    case ScalarType::kI64: return "i64";
-  }
-  return "?";
-}
-
-std::string_view CppType(ScalarType type) {
-  switch (type) {
-    case ScalarType::kF32: return "float";
-    case ScalarType::kF64: return "double";
-    case ScalarType::kI8: return "int8_t";
-    case ScalarType::kU8: return "uint8_t";
-    case ScalarType::kI32: return "int32_t";
-    case ScalarType::kI64: return "int64_t";
-  }
-  return "?";
-}
-
-std::size_t SizeOf(ScalarType type) {
-  switch (type) {
-    case ScalarType::kF32: return 4;
-    case ScalarType::kF64: return 8;
-    case ScalarType::kI8: return 1;
-    case ScalarType::kU8: return 1;
-    case ScalarType::kI32: return 4;
-    case ScalarType::kI64: return 8;
-  }
-  return 0;
-}
-
 std::string_view ToString(ArgRole role) {
   switch (role) {
     case ArgRole::kInput: return "input";
@@ -175,13 +139,22 @@ Result<Task> LoadTask(const fs::path& dir) {
   return task;
 }
 
-Result<std::vector<Task>> LoadTasks(const std::vector<fs::path>& dirs) {
-  std::vector<Task> tasks;
-  for (const auto& dir : dirs) {
+Result<std::vector<TaskFolder>> FindTaskFolders(const std::vector<fs::path>& dirs) {
+  std::vector<TaskFolder> found;
+  std::size_t builtin_count = 0;  // found[0, builtin_count) came from dirs[0]
+  std::vector<fs::path> listed;
+  for (std::size_t d = 0; d < dirs.size(); ++d) {
+    const fs::path& dir = dirs[d];
     std::error_code error;
     if (!fs::is_directory(dir, error)) {
       return Fail(Error::InvalidArgument(dir.string() + ": not a directory (expected a folder of task folders)"));
     }
+    const bool again = std::any_of(listed.begin(), listed.end(), [&](const fs::path& seen) {
+      std::error_code ignored;
+      return fs::equivalent(seen, dir, ignored);
+    });
+    if (again) continue;
+    listed.push_back(dir);
     std::vector<fs::path> folders;
     for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
       std::error_code ignored;
@@ -190,31 +163,64 @@ Result<std::vector<Task>> LoadTasks(const std::vector<fs::path>& dirs) {
       }
     }
     if (error) return Fail(Error::Io(dir.string() + ": cannot list: " + error.message()));
-    std::sort(folders.begin(), folders.end());
     for (const auto& folder : folders) {
-      auto task = LoadTask(folder);
-      if (!task) return Fail(task.error());
-      const auto same = std::find_if(tasks.begin(), tasks.end(), [&](const Task& t) { return t.name == task->name; });
-      if (same != tasks.end()) {
-        return Fail(Error::InvalidArgument("task '" + task->name + "' is defined twice: in " + same->dir.string() +
+      TaskFolder entry{folder.filename().string(), folder, std::nullopt};
+      const auto same = std::find_if(found.begin(), found.end(), [&](const TaskFolder& f) { return f.name == entry.name; });
+      if (same == found.end()) {
+        found.push_back(std::move(entry));
+      } else if (static_cast<std::size_t>(same - found.begin()) < builtin_count && !same->shadowed) {
+        entry.shadowed = same->dir;
+        *same = std::move(entry);
+      } else {
+        return Fail(Error::InvalidArgument("task '" + entry.name + "' is defined twice: in " + same->dir.string() +
                                            " and in " + folder.string()));
       }
-      tasks.push_back(std::move(*task));
     }
+    if (d == 0) builtin_count = found.size();
   }
-  std::sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.name < b.name; });
+  std::sort(found.begin(), found.end(), [](const TaskFolder& a, const TaskFolder& b) { return a.name < b.name; });
+  return found;
+}
+
+Result<std::vector<ListedTask>> ListTasks(const std::vector<fs::path>& dirs) {
+  auto folders = FindTaskFolders(dirs);
+  if (!folders) return Fail(folders.error());
+  std::vector<ListedTask> listed;
+  for (auto& folder : *folders) {
+    auto task = LoadTask(folder.dir);
+    listed.push_back({std::move(folder), std::move(task)});
+  }
+  return listed;
+}
+
+Result<std::vector<Task>> LoadTasks(const std::vector<fs::path>& dirs) {
+  auto listed = ListTasks(dirs);
+  if (!listed) return Fail(listed.error());
+  std::vector<Task> tasks;
+  for (auto& entry : *listed) {
+    if (!entry.task) return Fail(entry.task.error());
+    tasks.push_back(std::move(*entry.task));
+  }
   return tasks;
 }
 
-Result<Task> FindTask(const std::string& name, const std::vector<fs::path>& dirs) {
-  auto tasks = LoadTasks(dirs);
-  if (!tasks) return Fail(tasks.error());
+Result<Task> FindTask(const std::string& name, const std::vector<fs::path>& dirs, std::ostream* notes) {
+  auto folders = FindTaskFolders(dirs);
+  if (!folders) return Fail(folders.error());
   std::string known;
-  for (auto& task : *tasks) {
-    if (task.name == name) return std::move(task);
-    known += (known.empty() ? "" : " ") + task.name;
+  for (const auto& folder : *folders) {
+    if (folder.name != name) {
+      known += (known.empty() ? "" : " ") + folder.name;
+      continue;
+    }
+    if (notes && folder.shadowed) *notes << "kestrel: " << ShadowNote(folder) << "\n" << std::flush;
+    return LoadTask(folder.dir);
   }
   return Fail(Error::NotFound("unknown task '" + name + "' (known: " + (known.empty() ? "none" : known) + ")"));
+}
+
+std::string ShadowNote(const TaskFolder& folder) {
+  return "task '" + folder.name + "' from " + folder.dir.parent_path().string() + " shadows the built-in one";
 }
 
 fs::path BuiltinTasksDir() {

@@ -8,20 +8,18 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/scalar_type.h"
 
 namespace kestrel {
 
-enum class ScalarType { kF32, kF64, kI8, kU8, kI32, kI64 };
 enum class ArgRole { kInput, kOutput, kInOut, kDim, kScalar };
 
-std::string_view ToString(ScalarType type);   // "f32"
-std::string_view CppType(ScalarType type);    // "float"
-std::size_t SizeOf(ScalarType type);
-std::string_view ToString(ArgRole role);      // "input"
+std::string_view ToString(ArgRole role);  // "input"
 
 struct InitSpec {
   enum class Dist { kNormal, kUniform, kInt };
@@ -90,13 +88,45 @@ struct Task {
 // Parses and validates DIR/task.json and reads the sources it names.
 Result<Task> LoadTask(const std::filesystem::path& dir);
 
-// Every task folder (a subfolder holding task.json) directly under each of
-// `dirs`, in name order. A folder that fails to load is an error; the same
-// name in two dirs is an error naming both.
+// Task folders (a subfolder holding task.json) are found directly under
+// each of `dirs`. dirs[0] is the built-in folder (TaskDirs puts it first);
+// the later ones are the user's. A user's folder named like a built-in task
+// shadows it: copying a built-in task to change it is the common case. Two
+// user folders with the same name are an InvalidArgument error naming both;
+// a dir given twice (or the built-in one again) counts once. A task's name
+// is its folder's (LoadTask checks it), so a folder is chosen before it is
+// loaded, and a command loads only the tasks it names.
+struct TaskFolder {
+  std::string name;  // the folder's name
+  std::filesystem::path dir;
+  std::optional<std::filesystem::path> shadowed;  // the built-in folder it hides, if any
+};
+
+// Every task folder under `dirs`, one per name, in name order, none loaded.
+// A dir that is not a folder is an InvalidArgument error.
+Result<std::vector<TaskFolder>> FindTaskFolders(const std::vector<std::filesystem::path>& dirs);
+
+// One task folder and what loading it gave: the task, or why it is broken.
+struct ListedTask {
+  TaskFolder folder;
+  Result<Task> task;
+};
+
+// Every task folder under `dirs`, each loaded on its own: a broken task
+// keeps its error and does not hide the others.
+Result<std::vector<ListedTask>> ListTasks(const std::vector<std::filesystem::path>& dirs);
+
+// Every task under `dirs`, in name order; the first broken one is the error.
 Result<std::vector<Task>> LoadTasks(const std::vector<std::filesystem::path>& dirs);
 
-// The task called `name` among LoadTasks(dirs); NotFound lists the known names.
-Result<Task> FindTask(const std::string& name, const std::vector<std::filesystem::path>& dirs);
+// The task called `name` under `dirs`, loading only its folder (a broken
+// sibling does not matter); NotFound lists the known names. When a user's
+// folder shadows the built-in one, says so in one line on `notes`.
+Result<Task> FindTask(const std::string& name, const std::vector<std::filesystem::path>& dirs,
+                      std::ostream* notes = nullptr);
+
+// "task 'NAME' from DIR shadows the built-in one".
+std::string ShadowNote(const TaskFolder& folder);
 
 // The built-in task folder (configs/tasks), found next to the executable or
 // at the source tree baked in at build time.

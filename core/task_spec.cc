@@ -15,15 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/expr.h"
+#include "core/json_fields.h"
 
 namespace kestrel {
 namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::array<std::string_view, 6> kTypeNames = {"f32", "f64", "i8", "u8", "i32", "i64"};
-constexpr std::array<ScalarType, 6> kTypes = {ScalarType::kF32, ScalarType::kF64, ScalarType::kI8,
-                                              ScalarType::kU8,  ScalarType::kI32, ScalarType::kI64};
 constexpr std::array<std::string_view, 5> kRoleNames = {"input", "output", "inout", "dim", "scalar"};
 constexpr std::array<ArgRole, 5> kRoles = {ArgRole::kInput, ArgRole::kOutput, ArgRole::kInOut, ArgRole::kDim,
                                            ArgRole::kScalar};
@@ -39,8 +37,6 @@ constexpr std::string_view kCppKeywords[] = {
     "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
     "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
     "union", "unsigned"};
-
-bool IsIntegerType(ScalarType type) { return type != ScalarType::kF32 && type != ScalarType::kF64; }
 
 // The representable range of an integer type, as doubles (exact for i64's
 // bounds up to rounding, which only matters at the very edge).
@@ -65,9 +61,7 @@ std::string Index(std::string_view parent, std::size_t i) {
 std::string Describe(const Json& value) {
   if (value.is_object()) return "an object";
   if (value.is_array()) return "an array";
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
+  return DescribeJson(value);
 }
 
 template <std::size_t N>
@@ -95,29 +89,9 @@ class SpecParser {
   Result<Task> Parse(std::string_view text, const std::string& folder_name) {
     Task task;
     task.spec_text = std::string(text);
-    // nlohmann keeps the last of two equal keys; a repeated field is refused
-    // instead, like an unknown one, so that no edit is silently ignored.
-    std::vector<std::set<std::string>> open_objects;
-    std::optional<std::string> duplicate;
-    const Json::parser_callback_t on_event = [&](int, Json::parse_event_t event, Json& parsed) {
-      if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-      if (event == Json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
-      if (event == Json::parse_event_t::key && !open_objects.empty() && !duplicate &&
-          !open_objects.back().insert(parsed.get<std::string>()).second) {
-        duplicate = parsed.get<std::string>();
-      }
-      return true;
-    };
-    Json root;
-    try {
-      root = Json::parse(text, on_event);
-    } catch (const Json::exception& e) {
-      return Fail(Error::InvalidArgument(file_ + ": not valid JSON: " + e.what()));
-    }
-    if (duplicate) {
-      return Fail(Error::InvalidArgument(file_ + ": " + *duplicate + ": the field appears twice in one object"));
-    }
-    if (!ParseRoot(root, folder_name, task)) return Fail(Error::InvalidArgument(*error_));
+    auto root = ParseJsonDocument(text, file_);
+    if (!root) return Fail(root.error());
+    if (!ParseRoot(*root, folder_name, task)) return Fail(Error::InvalidArgument(*error_));
     return task;
   }
 
@@ -217,7 +191,7 @@ class SpecParser {
                                             Describe(json["type"]));
       }
       arg.type = ScalarType::kI64;
-    } else if (!GetEnum(json, field, "type", kTypeNames, kTypes, arg.type)) {
+    } else if (!GetEnum(json, field, "type", kScalarTypeNames, kScalarTypes, arg.type)) {
       return false;
     }
     if (arg.IsBuffer()) {
@@ -231,7 +205,7 @@ class SpecParser {
     }
     if (arg.role == ArgRole::kScalar) {
       if (!GetNumber(json, field, "value", arg.value)) return false;
-      if (IsIntegerType(arg.type)) {
+      if (!IsFloating(arg.type)) {
         const auto [lo, hi] = IntegerRange(arg.type);
         if (arg.value != std::floor(arg.value) || arg.value < lo || arg.value > hi) {
           return Bad(Join(field, "value"), "expected an integer that fits " + std::string(ToString(arg.type)) +
@@ -295,7 +269,7 @@ class SpecParser {
         }
       }
     }
-    if (IsIntegerType(arg.type)) {
+    if (!IsFloating(arg.type)) {
       const auto [lo, hi] = IntegerRange(arg.type);
       if (init.lo < lo || init.hi > hi) {
         return Bad(field, "expected lo and hi within the range of " + std::string(ToString(arg.type)) + ", got [" +

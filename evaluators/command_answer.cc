@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_fields.h"
+
 namespace kestrel {
 namespace {
 
@@ -13,17 +15,11 @@ using Json = nlohmann::json;
 
 constexpr std::size_t kMaxSamples = 1'000'000;  // per shape and kernel
 
-std::string Describe(const Json& value) {
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
-
 // Collects the first violation; every check after it is a no-op.
 class Checker {
  public:
   bool Bad(const std::string& field, const std::string& expected, const Json* got = nullptr) {
-    if (error_.empty()) error_ = field + ": expected " + expected + (got ? ", got " + Describe(*got) : "");
+    if (error_.empty()) error_ = field + ": expected " + expected + (got ? ", got " + DescribeJson(*got) : "");
     return false;
   }
   bool ok() const { return error_.empty(); }
@@ -90,12 +86,9 @@ class Checker {
 
 Result<CommandAnswer> ParseCommandAnswer(std::string_view text, const std::vector<Shape>& timed_shapes,
                                          std::string_view nonce, int min_samples) {
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::exception& e) {
-    return Fail(Error::InvalidArgument(std::string("the answer is not JSON: ") + e.what()));
-  }
+  auto parsed = ParseJsonDocument(text, "{answer}");
+  if (!parsed) return Fail(parsed.error());
+  const Json& root = *parsed;
   Checker check;
   CommandAnswer answer;
   if (!root.is_object()) {

@@ -11,15 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<ScalarType, std::string_view>, 6> kTypeNames{{
-    {ScalarType::kF32, "f32"},
-    {ScalarType::kF64, "f64"},
-    {ScalarType::kI8, "i8"},
-    {ScalarType::kU8, "u8"},
-    {ScalarType::kI32, "i32"},
-    {ScalarType::kI64, "i64"},
-}};
-
 constexpr std::array<std::pair<ArgRole, std::string_view>, 5> kRoleNames{{
     {ArgRole::kInput, "input"},
     {ArgRole::kOutput, "output"},
@@ -56,7 +47,7 @@ Enum ValueOf(const std::array<std::pair<Enum, std::string_view>, N>& names, cons
 json ArgToJson(const JobArg& arg) {
   json out = {{"name", arg.name},
               {"role", NameOf(kRoleNames, arg.role)},
-              {"type", NameOf(kTypeNames, arg.type)},
+              {"type", ToString(arg.type)},
               {"count", arg.count},
               {"value", arg.value}};
   out["init"] = {{"dist", NameOf(kDistNames, arg.init.dist)}, {"mean", arg.init.mean},
@@ -69,7 +60,10 @@ JobArg ArgFromJson(const json& in) {
   JobArg arg;
   arg.name = in.at("name").get<std::string>();
   arg.role = ValueOf(kRoleNames, in.at("role").get<std::string>(), "role");
-  arg.type = ValueOf(kTypeNames, in.at("type").get<std::string>(), "type");
+  const std::string type = in.at("type").get<std::string>();
+  const auto parsed_type = ParseScalarType(type);
+  if (!parsed_type) throw std::runtime_error("unknown type '" + type + "'");
+  arg.type = *parsed_type;
   arg.count = in.at("count").get<std::int64_t>();
   arg.value = in.at("value").get<double>();
   const json& init = in.at("init");
@@ -84,22 +78,6 @@ JobArg ArgFromJson(const json& in) {
 
 }  // namespace
 
-std::string_view ScalarTypeName(ScalarType type) { return NameOf(kTypeNames, type); }
-
-std::size_t ScalarTypeSize(ScalarType type) {
-  switch (type) {
-    case ScalarType::kF32: return 4;
-    case ScalarType::kF64: return 8;
-    case ScalarType::kI8: return 1;
-    case ScalarType::kU8: return 1;
-    case ScalarType::kI32: return 4;
-    case ScalarType::kI64: return 8;
-  }
-  return 8;
-}
-
-bool IsFloating(ScalarType type) { return type == ScalarType::kF32 || type == ScalarType::kF64; }
-
 std::vector<OutputSegment> OutputSegments(const Job& job) {
   std::vector<OutputSegment> segments;
   std::uint64_t offset = 0;
@@ -108,7 +86,7 @@ std::vector<OutputSegment> OutputSegments(const Job& job) {
     for (int set = 0; set < job.input_sets; ++set) {
       for (int a = 0; a < static_cast<int>(args.size()); ++a) {
         if (args[a].role != ArgRole::kOutput && args[a].role != ArgRole::kInOut) continue;
-        const std::uint64_t bytes = static_cast<std::uint64_t>(args[a].count) * ScalarTypeSize(args[a].type);
+        const std::uint64_t bytes = static_cast<std::uint64_t>(args[a].count) * SizeOf(args[a].type);
         segments.push_back({s, set, a, offset, bytes});
         offset += bytes;
       }

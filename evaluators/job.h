@@ -20,12 +20,6 @@
 
 namespace kestrel {
 
-// "f32" and so on; bytes per element. Own switches, so that the runner does
-// not depend on core/task.cc.
-std::string_view ScalarTypeName(ScalarType type);
-std::size_t ScalarTypeSize(ScalarType type);
-bool IsFloating(ScalarType type);
-
 // One argument of the entry at one shape.
 struct JobArg {
   std::string name;

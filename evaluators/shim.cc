@@ -6,7 +6,7 @@ namespace {
 // The expression that passes args[index] as an argument of this role.
 std::string ArgExpression(const ArgSpec& arg, std::size_t index) {
   const std::string slot = "args[" + std::to_string(index) + "]";
-  const std::string type(ShimCppType(arg.type));
+  const std::string type(CppType(arg.type));
   switch (arg.role) {
     case ArgRole::kInput: return "(const " + type + "*)" + slot;
     case ArgRole::kOutput:
@@ -18,18 +18,6 @@ std::string ArgExpression(const ArgSpec& arg, std::size_t index) {
 }
 
 }  // namespace
-
-std::string_view ShimCppType(ScalarType type) {
-  switch (type) {
-    case ScalarType::kF32: return "float";
-    case ScalarType::kF64: return "double";
-    case ScalarType::kI8: return "int8_t";
-    case ScalarType::kU8: return "uint8_t";
-    case ScalarType::kI32: return "int32_t";
-    case ScalarType::kI64: return "int64_t";
-  }
-  return "void";
-}
 
 std::string GenerateShim(const Task& task, const std::string& kernel_file) {
   std::string text;

@@ -20,9 +20,6 @@ namespace kestrel {
 // The name of the exported symbol the runner looks up.
 inline constexpr const char* kShimEntrySymbol = "kestrel_entry";
 
-// "float" for f32 and so on (own switch: no dependency on core/task.cc).
-std::string_view ShimCppType(ScalarType type);
-
 // The shim source calling `task.entry`, including `kernel_file` (a path as
 // written in the #include, relative to the shim's directory or absolute).
 std::string GenerateShim(const Task& task, const std::string& kernel_file);

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "search/json_fields.h"
+#include "core/json_fields.h"
 #include "search/strategies/strategy.h"
 
 namespace kestrel {
@@ -224,13 +224,9 @@ Result<RunConfig> LoadRunConfig(const std::filesystem::path& path) {
   if (!in) return Fail(Error::InvalidArgument(path.string() + ": cannot read the run config"));
   std::stringstream text;
   text << in.rdbuf();
-  json document;
-  try {
-    document = json::parse(text.str());
-  } catch (const json::parse_error& error) {
-    return Fail(Error::InvalidArgument(path.string() + ": not valid JSON: " + error.what()));
-  }
-  return ParseRunConfig(document, path.string());
+  auto document = ParseJsonDocument(text.str(), path.string());
+  if (!document) return Fail(document.error());
+  return ParseRunConfig(*document, path.string());
 }
 
 Status Validate(const RunConfig& config, const std::string& origin) {

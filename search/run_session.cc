@@ -164,7 +164,7 @@ struct Prepared {
 
 Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, double spent_usd = 0.0) {
   Prepared prepared;
-  auto task = FindTask(config.task, TaskDirs(options.task_dirs));
+  auto task = FindTask(config.task, TaskDirs(options.task_dirs), options.progress);
   if (!task) {
     // An unknown task is the user's mistake (exit code 2), like a bad config.
     return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());

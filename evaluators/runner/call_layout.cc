@@ -50,8 +50,8 @@ bool IsResultRole(ArgRole role) { return role == ArgRole::kOutput || role == Arg
 std::uint64_t ArgBytes(const JobArg& arg) {
   switch (arg.role) {
     case ArgRole::kDim: return sizeof(std::int64_t);
-    case ArgRole::kScalar: return ScalarTypeSize(arg.type);
-    default: return static_cast<std::uint64_t>(arg.count) * ScalarTypeSize(arg.type);
+    case ArgRole::kScalar: return SizeOf(arg.type);
+    default: return static_cast<std::uint64_t>(arg.count) * SizeOf(arg.type);
   }
 }
 

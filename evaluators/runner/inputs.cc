@@ -130,7 +130,7 @@ ArgSet::ArgSet(const JobShape& shape, const InputKey& key) : shape_(&shape) {
   for (std::size_t a = 0; a < shape.args.size(); ++a) {
     const JobArg& arg = shape.args[a];
     const bool buffer = arg.role == ArgRole::kInput || arg.role == ArgRole::kOutput || arg.role == ArgRole::kInOut;
-    const std::size_t element = arg.role == ArgRole::kDim ? sizeof(std::int64_t) : ScalarTypeSize(arg.type);
+    const std::size_t element = arg.role == ArgRole::kDim ? sizeof(std::int64_t) : SizeOf(arg.type);
     const std::size_t bytes = buffer ? static_cast<std::size_t>(arg.count) * element : element;
     // Never a null pointer, even for an empty buffer; padded to the alignment.
     const std::size_t allocated = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);

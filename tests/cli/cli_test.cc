@@ -99,6 +99,61 @@ TEST_SUITE("cli") {
     for (const char* name : {"softmax", "matmul", "layernorm", "affine", "affine_wide"}) CHECK(names.count(name) == 1);
   }
 
+  TEST_CASE("a copied built-in task in --tasks-dir shadows the built-in one, with one note") {
+    Workspace workspace;
+    const fs::path copy = workspace.tasks() / "triad";
+    fs::copy(testing::TasksDir() / "triad", copy, fs::copy_options::recursive);
+    // The common edit: smaller shapes, for a quicker search.
+    json spec = json::parse(testing::ReadFile(copy / "task.json"));
+    spec["shapes"] = json::array({{{"n", 4096}}});
+    testing::WriteFile(copy / "task.json", spec.dump(2));
+    const std::string note = "kestrel: task 'triad' from " + workspace.tasks().string() + " shadows the built-in one\n";
+    const auto count = [](const std::string& text, const std::string& part) {
+      std::size_t n = 0;
+      for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+      return n;
+    };
+
+    const Exec run = workspace.Run({"run", "--task", "triad", "--max-evals", "1", "--min-time", "0.01", "--each"});
+    CHECK_MESSAGE(run.code == 0, run.err);
+    CHECK_MESSAGE(count(run.err, note) == 1, run.err);
+    CHECK_MESSAGE(count(run.err, "shadows") == 1, run.err);
+
+    const Exec listed = workspace.Run({"tasks", "--json"});
+    REQUIRE_MESSAGE(listed.code == 0, listed.err);
+    CHECK_MESSAGE(count(listed.err, note) == 1, listed.err);
+    for (const json& task : ParseJson(listed)) {
+      if (task.at("name") == "triad") CHECK(task.at("shapes").size() == 1);
+    }
+  }
+
+  TEST_CASE("a broken task in --tasks-dir: kestrel tasks lists it with its error, other tasks still run") {
+    Workspace workspace;
+    testing::WriteFile(workspace.tasks() / "broken" / "task.json", R"({"name": "broken", "language": "fortran"})");
+    const std::string error = (workspace.tasks() / "broken" / "task.json").string() + ": description: missing";
+
+    const Exec table = workspace.Run({"tasks"});
+    CHECK(table.code == 2);
+    CHECK(Contains(table.out, "affine"));
+    CHECK(Contains(table.out, "softmax"));
+    CHECK_MESSAGE(Contains(table.out, "broken: " + error), table.out);
+    const Exec listed = workspace.Run({"tasks", "--json"});
+    CHECK(listed.code == 2);
+    bool found = false;
+    for (const json& task : ParseJson(listed)) {
+      if (task.at("name") != "broken") continue;
+      found = true;
+      CHECK(Contains(task.at("error").get<std::string>(), error));
+    }
+    CHECK(found);
+
+    const Exec run = workspace.Run({"run", "--task", "affine", "--max-evals", "1", "--min-time", "0.01", "--quiet"});
+    CHECK_MESSAGE(run.code == 0, run.err);
+    const Exec refused = workspace.Run({"run", "--task", "broken", "--max-evals", "1", "--quiet"});
+    CHECK(refused.code == 2);
+    CHECK_MESSAGE(Contains(refused.err, error), refused.err);
+  }
+
   TEST_CASE("kestrel eval judges one file: measured, wrong, build_failed, crashed, timed_out") {
     Workspace workspace;
     const fs::path config = workspace.path() / "fast.json";

@@ -6,8 +6,10 @@
 
 #include <doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -224,6 +226,10 @@ TEST_SUITE("task") {
     CHECK(SizeOf(ScalarType::kU8) == 1);
     CHECK(SizeOf(ScalarType::kI32) == 4);
     CHECK(SizeOf(ScalarType::kI64) == 8);
+    for (ScalarType type : kScalarTypes) CHECK(ParseScalarType(ToString(type)) == type);
+    CHECK(!ParseScalarType("f16").has_value());
+    CHECK(IsFloating(ScalarType::kF64));
+    CHECK(!IsFloating(ScalarType::kI8));
     CHECK(ToString(ArgRole::kInput) == "input");
     CHECK(ToString(ArgRole::kOutput) == "output");
     CHECK(ToString(ArgRole::kInOut) == "inout");
@@ -275,7 +281,7 @@ TEST_SUITE("task") {
     SUBCASE("a nested field twice") {
       std::string text = ValidSpec().dump(2);
       text.insert(text.find("\"rtol\""), "\"rtol\": 0.1, ");
-      expect(text, "rtol: the field appears twice", "");
+      expect(text, "tolerance.rtol: the field appears twice", "");  // named by its path
     }
     SUBCASE("not an object") { expect("[1, 2]", "expected a JSON object", "got an array"); }
     SUBCASE("unknown top-level field") {
@@ -522,21 +528,65 @@ TEST_SUITE("task") {
       CHECK(Contains(found.error().message(), "'softmx'"));
       CHECK(Contains(found.error().message(), "layernorm matmul matmul_cuda rmsnorm softmax softmax_cuda stencil2d t transpose triad"));
     }
-    SUBCASE("the same name in two dirs names both") {
+    SUBCASE("a user's task shadows the built-in one of the same name") {
       spec["name"] = "softmax";
       WriteTask(extra / "softmax", spec.dump());
       auto tasks = LoadTasks({testing::TasksDir(), extra});
+      REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+      const auto softmax = std::find_if(tasks->begin(), tasks->end(), [](const Task& t) { return t.name == "softmax"; });
+      REQUIRE(softmax != tasks->end());
+      CHECK(softmax->dir == extra / "softmax");
+      CHECK(std::count_if(tasks->begin(), tasks->end(), [](const Task& t) { return t.name == "softmax"; }) == 1);
+
+      std::ostringstream notes;
+      auto found = FindTask("softmax", {testing::TasksDir(), extra}, &notes);
+      REQUIRE_MESSAGE(found.has_value(), found.error().message());
+      CHECK(found->dir == extra / "softmax");
+      CHECK(notes.str() == "kestrel: task 'softmax' from " + extra.string() + " shadows the built-in one\n");
+      std::ostringstream quiet;
+      REQUIRE(FindTask("matmul", {testing::TasksDir(), extra}, &quiet).has_value());
+      CHECK(quiet.str().empty());
+    }
+    SUBCASE("the same name in two user dirs is refused, naming both") {
+      const auto other = temp / "other";
+      spec["name"] = "softmax";
+      WriteTask(extra / "softmax", spec.dump());
+      WriteTask(other / "softmax", spec.dump());
+      const std::vector dirs{testing::TasksDir(), extra, other};
+      auto tasks = LoadTasks(dirs);
       REQUIRE(!tasks.has_value());
       CHECK(tasks.error().IsInvalidArgument());
-      CHECK(Contains(tasks.error().message(), (testing::TasksDir() / "softmax").string()));
+      CHECK(Contains(tasks.error().message(), "task 'softmax' is defined twice"));
       CHECK(Contains(tasks.error().message(), (extra / "softmax").string()));
+      CHECK(Contains(tasks.error().message(), (other / "softmax").string()));
     }
-    SUBCASE("a broken folder fails the whole load") {
+    SUBCASE("a dir given twice, or the built-in one again, counts once") {
+      auto tasks = LoadTasks({testing::TasksDir(), extra, testing::TasksDir() / ".", extra});
+      REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+      CHECK(tasks->size() == 16);
+    }
+    SUBCASE("a broken folder fails the whole load but not a lookup of a healthy sibling") {
       WriteTask(extra / "u", "{}");
       auto tasks = LoadTasks({extra});
       REQUIRE(!tasks.has_value());
       CHECK(Contains(tasks.error().message(), (extra / "u" / "task.json").string()));
-      CHECK(!FindTask("t", {extra}).has_value());
+      auto healthy = FindTask("t", {testing::TasksDir(), extra});
+      REQUIRE_MESSAGE(healthy.has_value(), healthy.error().message());
+      CHECK(healthy->name == "t");
+      auto broken = FindTask("u", {testing::TasksDir(), extra});
+      REQUIRE(!broken.has_value());
+      CHECK(Contains(broken.error().message(), (extra / "u" / "task.json").string()));
+    }
+    SUBCASE("ListTasks keeps a broken task's error beside the healthy ones") {
+      WriteTask(extra / "u", "{}");
+      auto listed = ListTasks({extra});
+      REQUIRE_MESSAGE(listed.has_value(), listed.error().message());
+      REQUIRE(listed->size() == 2);
+      CHECK((*listed)[0].folder.name == "t");
+      CHECK((*listed)[0].task.has_value());
+      CHECK((*listed)[1].folder.name == "u");
+      REQUIRE(!(*listed)[1].task.has_value());
+      CHECK(Contains((*listed)[1].task.error().message(), (extra / "u" / "task.json").string()));
     }
     SUBCASE("a dir that does not exist") {
       auto tasks = LoadTasks({temp / "nowhere"});

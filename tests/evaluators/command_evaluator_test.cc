@@ -122,7 +122,7 @@ TEST_SUITE("command_evaluator") {
 
   TEST_CASE("answers are validated field by field: each bad one is an outcome with a reason") {
     const std::pair<const char*, const char*> violations[] = {
-        {"MODE=notjson", "protocol violation: the answer is not JSON"},
+        {"MODE=notjson", "protocol violation: {answer}: not valid JSON"},
         {"MODE=badnonce", "protocol violation: nonce: expected the {nonce} this evaluation passed"},
         {"MODE=oneshape", "protocol violation: shapes: expected an array of the 2 timed shapes"},
         {"MODE=negative", "protocol violation: shapes[0].candidate_s[0]: expected a positive finite number of seconds, got -0.001"},

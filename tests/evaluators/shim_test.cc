@@ -23,15 +23,6 @@ TEST_SUITE("shim") {
     CHECK(shim.find("(double*)args[4]") != std::string::npos);
     CHECK(shim.find("*(const int32_t*)args[5]") != std::string::npos);
   }
-
-  TEST_CASE("every scalar type has its C++ name") {
-    CHECK(ShimCppType(ScalarType::kF32) == "float");
-    CHECK(ShimCppType(ScalarType::kF64) == "double");
-    CHECK(ShimCppType(ScalarType::kI8) == "int8_t");
-    CHECK(ShimCppType(ScalarType::kU8) == "uint8_t");
-    CHECK(ShimCppType(ScalarType::kI32) == "int32_t");
-    CHECK(ShimCppType(ScalarType::kI64) == "int64_t");
-  }
 }
 
 TEST_SUITE("compiler") {

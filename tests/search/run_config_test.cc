@@ -325,6 +325,15 @@ TEST_SUITE("run_config") {
       CHECK(config.error().message().find(path.string()) != std::string::npos);
       CHECK(config.error().message().find("budget.evaluatons") != std::string::npos);
     }
+    SUBCASE("a field twice") {
+      // nlohmann keeps the last of two equal keys: the first would be ignored silently.
+      const auto path = dir / "twice.json";
+      testing::WriteFile(path, R"({"task": "softmax", "budget": {"evaluations": 3, "evaluations": 30}})");
+      auto config = LoadRunConfig(path);
+      REQUIRE_FALSE(config.has_value());
+      CHECK(config.error().IsInvalidArgument());
+      CHECK(config.error().message() == path.string() + ": budget.evaluations: the field appears twice in one object");
+    }
     SUBCASE("not JSON") {
       const auto path = dir / "broken.json";
       testing::WriteFile(path, "{\"task\": ");

@@ -1,23 +1,77 @@
-#include "search/json_fields.h"
+#include "core/json_fields.h"
 
 #include <cmath>
+#include <vector>
 
 namespace kestrel {
-namespace {
 
-std::string Describe(const nlohmann::json& value) {
+using Json = nlohmann::json;
+
+Result<Json> ParseJsonDocument(std::string_view text, const std::string& origin) {
+  // The containers open at the current point of the parse, outermost first,
+  // so that a repeated key is named by its path ("shapes[1].rows").
+  struct Container {
+    std::string path;
+    bool is_array = false;
+    std::size_t items = 0;       // an array's items so far
+    std::set<std::string> keys;  // an object's keys so far
+    std::string key;             // an object's current key
+  };
+  std::vector<Container> open;
+  std::optional<std::string> duplicate;
+  const auto child_path = [&open]() -> std::string {
+    if (open.empty()) return "";
+    Container& parent = open.back();
+    if (parent.is_array) return parent.path + "[" + std::to_string(parent.items++) + "]";
+    return parent.path.empty() ? parent.key : parent.path + "." + parent.key;
+  };
+  const Json::parser_callback_t on_event = [&](int, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start: {
+        std::string path = child_path();
+        open.push_back({std::move(path), event == Json::parse_event_t::array_start, 0, {}, {}});
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!open.empty()) open.pop_back();
+        break;
+      case Json::parse_event_t::key:
+        if (!open.empty()) {
+          open.back().key = parsed.get<std::string>();
+          if (!open.back().keys.insert(open.back().key).second && !duplicate) duplicate = child_path();
+        }
+        break;
+      case Json::parse_event_t::value:
+        if (!open.empty() && open.back().is_array) ++open.back().items;
+        break;
+    }
+    return true;
+  };
+  Json document;
+  try {
+    document = Json::parse(text, on_event);
+  } catch (const Json::exception& e) {
+    return Fail(Error::InvalidArgument(origin + ": not valid JSON: " + e.what()));
+  }
+  if (duplicate) {
+    return Fail(Error::InvalidArgument(origin + ": " + *duplicate + ": the field appears twice in one object"));
+  }
+  return document;
+}
+
+std::string DescribeJson(const Json& value) {
   std::string text = value.dump();
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text;
 }
 
-}  // namespace
-
 JsonFields::JsonFields(const nlohmann::json& object, std::string origin, std::string path)
     : object_(object), origin_(std::move(origin)), path_(std::move(path)) {
   if (!object_.is_object()) {
     error_ = Error::InvalidArgument(origin_ + ": " + (path_.empty() ? std::string("the document") : path_) +
-                                    ": expected an object, got " + Describe(object_));
+                                    ": expected an object, got " + DescribeJson(object_));
   }
 }
 
@@ -26,7 +80,7 @@ std::string JsonFields::PathOf(const std::string& key) const { return path_.empt
 void JsonFields::Fail(const std::string& key, const std::string& expected) {
   if (error_) return;
   std::string message = origin_ + ": " + PathOf(key) + ": expected " + expected;
-  if (object_.is_object() && object_.contains(key)) message += ", got " + Describe(object_.at(key));
+  if (object_.is_object() && object_.contains(key)) message += ", got " + DescribeJson(object_.at(key));
   error_ = Error::InvalidArgument(message);
 }
 

@@ -1,12 +1,16 @@
 #pragma once
-// Reads the fields of one JSON object with type checks, recording the first
+// The one way a user's JSON document is read (task.json, a run config, a
+// command evaluator's answer): ParseJsonDocument, then a JsonFields per
+// object, which reads its fields with type checks and records the first
 // error as "<origin>: <path>.<field>: expected <what>, got <json>". Unknown
-// fields are errors too: a typo must not be silently ignored.
+// and repeated fields are errors too: a typo or a stale copy of a field
+// must not be silently ignored.
 
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +18,16 @@
 #include "core/error.h"
 
 namespace kestrel {
+
+// Parses `text`, the content of `origin` (named in messages only). A key
+// that appears twice in one object is refused (nlohmann would keep the last
+// one): InvalidArgument "ORIGIN: PATH: the field appears twice in one
+// object", PATH like "tolerance.rtol"; text that is not JSON is refused as
+// "ORIGIN: not valid JSON: ...".
+Result<nlohmann::json> ParseJsonDocument(std::string_view text, const std::string& origin);
+
+// How a value reads in a message: its JSON text, cut after 60 characters.
+std::string DescribeJson(const nlohmann::json& value);
 
 class JsonFields {
  public:

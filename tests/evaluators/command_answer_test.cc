@@ -1,0 +1,34 @@
+// ParseCommandAnswer without a harness: what the validator refuses.
+
+#include "evaluators/command_answer.h"
+
+#include <doctest.h>
+
+namespace kestrel {
+namespace {
+
+TEST_SUITE("command_answer") {
+  TEST_CASE("a field twice is refused, naming the answer file and the field") {
+    const std::vector<Shape> shapes = {{{"n", 4}}};
+    const std::string answer = R"({"protocol": 1, "nonce": "abc", "outcome": "measured", "shapes": [
+        {"shape": {"n": 4}, "candidate_s": [1e-6], "reference_s": [2e-6], "candidate_s": [9e-9],
+         "max_abs_error": 0, "max_rel_error": 0}]})";
+    auto parsed = ParseCommandAnswer(answer, shapes, "abc");
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().IsInvalidArgument());
+    CHECK(parsed.error().message() == "{answer}: shapes[0].candidate_s: the field appears twice in one object");
+  }
+
+  TEST_CASE("the same answer with each field once is measured") {
+    const std::vector<Shape> shapes = {{{"n", 4}}};
+    const std::string answer = R"({"protocol": 1, "nonce": "abc", "outcome": "measured", "shapes": [
+        {"shape": {"n": 4}, "candidate_s": [1e-6], "reference_s": [2e-6], "max_abs_error": 0, "max_rel_error": 0}]})";
+    auto parsed = ParseCommandAnswer(answer, shapes, "abc");
+    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    CHECK(parsed->outcome == Outcome::kMeasured);
+    CHECK(parsed->shapes.at(0).candidate_seconds == std::vector<double>{1e-6});
+  }
+}
+
+}  // namespace
+}  // namespace kestrel
