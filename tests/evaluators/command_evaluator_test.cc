@@ -35,9 +35,9 @@ CommandEvaluatorOptions ExampleOptions() {
   CommandEvaluatorOptions options;
   options.build = evaluator.at("build").get<std::vector<std::string>>();
   options.run = evaluator.at("run").get<std::vector<std::string>>();
-  options.min_time_s = 0.02;
-  options.min_samples = 5;
-  options.run_timeout_s = 60;
+  options.measure.min_time_s = 0.02;
+  options.measure.min_samples = 5;
+  options.measure.run_timeout_s = 60;
   return options;
 }
 
@@ -62,8 +62,8 @@ CommandEvaluatorOptions FakeOptions() {
   CommandEvaluatorOptions options;
   options.run = {"bash", (testing::SourceDir() / "tests" / "evaluators" / "command" / "fake_harness.sh").string(),
                  "{source}", "{answer}", "{nonce}"};
-  options.run_timeout_s = 2;
-  options.min_samples = 3;
+  options.measure.run_timeout_s = 2;
+  options.measure.min_samples = 3;
   return options;
 }
 
@@ -204,25 +204,6 @@ TEST_SUITE("command_evaluator") {
       options.run = config.at("evaluator").at("run").get<std::vector<std::string>>();
       CHECK_MESSAGE(ValidateCommands(options).has_value(), platform);
     }
-  }
-
-  TEST_CASE("Slurm helpers: time limits and the shell line of a run command") {
-    CHECK(ParseSlurmTime("30").value() == 1800);
-    CHECK(ParseSlurmTime("10:00").value() == 600);
-    CHECK(ParseSlurmTime("1:02:03").value() == 3723);
-    CHECK(ParseSlurmTime("2-0").value() == 2 * 86400);
-    CHECK(ParseSlurmTime("1-12:30").value() == 86400 + 12 * 3600 + 30 * 60);
-    for (const char* bad : {"", "ten", "1:2:3:4", "-1", "1--2", "5:"}) {
-      CAPTURE(bad);
-      CHECK_FALSE(ParseSlurmTime(bad).has_value());
-    }
-    CHECK(ShellQuote({"bench", "a b", "it's", "{\"n\":1}"}) == R"('bench' 'a b' 'it'\''s' '{"n":1}')");
-
-    CommandEvaluatorOptions no_dir = FakeOptions();
-    no_dir.slurm.enabled = true;
-    auto refused = MakeCommandEvaluator(ExampleTask(), no_dir);
-    REQUIRE_FALSE(refused.has_value());
-    CHECK_MESSAGE(Contains(refused.error().message(), "executor.shared_dir"), refused.error().message());
   }
 
   TEST_CASE("a bad set-up is refused when the evaluator is made") {
