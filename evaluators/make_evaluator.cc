@@ -26,6 +26,16 @@ Result<Executors> MakeExecutors(const ExecutorConfig& config) {
   return executors;
 }
 
+// An evaluator's options with the fields every kind shares filled in.
+template <class Options>
+Options SharedFields(const MeasureOptions& measure, const Executors& executors) {
+  Options options;
+  options.measure = measure;
+  options.executor = executors.measure;
+  options.build_executor = executors.build;
+  return options;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const EvaluatorConfig& config, std::uint64_t seed,
@@ -36,24 +46,18 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
   MeasureOptions measure = config.measure;
   measure.seed = seed;
   if (config.kind == "command") {
-    CommandEvaluatorOptions options;
+    auto options = SharedFields<CommandEvaluatorOptions>(measure, *executors);
     options.build = config.build;
     options.run = config.run;
     options.build_timeout_s = config.build_timeout_s;
-    options.measure = measure;
-    options.executor = executors->measure;
-    options.build_executor = executors->build;
     return MakeCommandEvaluator(task, options);
   }
   if (config.kind == "cuda") {
 #if KESTREL_WITH_CUDA
-    CudaEvaluatorOptions options;
+    auto options = SharedFields<CudaEvaluatorOptions>(measure, *executors);
     options.nvcc = config.compiler;
     options.arch = config.arch;
     options.flags = config.flags;
-    options.measure = measure;
-    options.executor = executors->measure;
-    options.build_executor = executors->build;
     return MakeCudaEvaluator(task, options);
 #else
     return Fail(Error::Unsupported("evaluator.kind \"cuda\": this build has no CUDA evaluator (no CUDA toolkit in "
@@ -66,16 +70,13 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
                                        task.language + " task; use \"evaluator\": {\"kind\": \"" +
                                        (task.language == "cuda" ? "cuda" : "command") + "\"} in a run config"));
   }
-  CpuEvaluatorOptions options;
+  auto options = SharedFields<CpuEvaluatorOptions>(measure, *executors);
   options.compiler = config.compiler;
   options.flags = config.flags;
   options.threads = config.threads;
-  options.measure = measure;
   options.flush_cache = config.flush_cache;
   options.runner_path = runner_path;
   options.sandbox = config.sandbox;
-  options.executor = executors->measure;
-  options.build_executor = executors->build;
   return MakeCpuEvaluator(task, options);
 }
 

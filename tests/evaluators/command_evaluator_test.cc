@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include <doctest.h>
@@ -83,7 +84,56 @@ Measurement EvalFake(const std::string& mode) {
   return m;
 }
 
+// Runs every program here, naming the run command's runs as a cluster's jobs;
+// with `ending` set, the run command's runs end so instead, without running.
+class ClusterLike final : public Executor {
+ public:
+  std::optional<SubprocessResult> ending;
+
+  Result<SubprocessResult> Run(const SubprocessOptions& process, const std::string& stem) const override {
+    if (stem == "run" && ending) return *ending;
+    auto ran = LocalExecutor()->Run(process, stem);
+    if (ran && stem == "run") ran->job = "Slurm job 7 on node1";
+    return ran;
+  }
+  bool RunsHere() const override { return true; }
+  std::filesystem::path ScratchRoot() const override { return LocalExecutor()->ScratchRoot(); }
+};
+
 TEST_SUITE("command_evaluator") {
+  TEST_CASE("the run command's executor says how it ended: its job, a lost job, the scheduler's time limit") {
+    auto cluster = std::make_shared<ClusterLike>();
+    CommandEvaluatorOptions options = FakeOptions();
+    options.executor = cluster;
+    auto made = MakeCommandEvaluator(ExampleTask(), options);
+    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    Evaluator& evaluator = **made;
+    const auto evaluate = [&] {
+      const Measurement m = evaluator.Evaluate(Candidate{"/* honest */", {}, evaluator.Toolchain(), {}});
+      INFO(ToString(m.outcome) << ": " << m.reason << "\n" << m.log);
+      return m;
+    };
+    const Measurement measured = evaluate();
+    CHECK(measured.outcome == Outcome::kMeasured);
+    CHECK(Contains(measured.log, "measured by Slurm job 7 on node1"));
+
+    SubprocessResult cancelled;
+    cancelled.job = "Slurm job 8";
+    cancelled.lost = "Slurm job 8 was cancelled";
+    cluster->ending = cancelled;
+    const Measurement lost = evaluate();
+    CHECK(lost.outcome == Outcome::kCrashed);
+    CHECK(lost.reason == "Slurm job 8 was cancelled");
+
+    SubprocessResult limit = cancelled;
+    limit.timed_out = true;
+    limit.lost = "Slurm job 8 hit its time limit (1)";
+    cluster->ending = limit;
+    const Measurement timed_out = evaluate();
+    CHECK(timed_out.outcome == Outcome::kTimedOut);
+    CHECK(timed_out.reason == "Slurm job 8 hit its time limit (1)");
+  }
+
   TEST_CASE("the shipped example measures its seed, and a better knob setting is faster") {
     const Task task = ExampleTask();
     const std::string seed = task.seeds.at(0).text;
