@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evaluators/calibration.h"
+#include "evaluators/make_evaluator.h"
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "search/run_session.h"
@@ -68,7 +69,7 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
       if (!loaded) return (void)cli.Report(loaded.error());
       config = *loaded;
     }
-    if (flags->min_time >= 0) config.evaluator.min_time_s = flags->min_time;
+    if (flags->min_time >= 0) config.evaluator.measure.min_time_s = flags->min_time;
     auto evaluator = MakeEvaluator(*task, config.evaluator, config.seed, {}, config.executor);
     if (!evaluator) return (void)cli.Report(evaluator.error());
     // The host's roofline: from the database when it has one (measured and

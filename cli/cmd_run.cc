@@ -48,7 +48,7 @@ Result<RunConfig> BuildConfig(const RunFlags& flags) {
   if (flags.max_evals > 0) config.budget.evaluations = flags.max_evals;
   if (flags.plateau > 0) config.budget.plateau = flags.plateau;
   if (flags.seed >= 0) config.seed = static_cast<std::uint64_t>(flags.seed);
-  if (flags.min_time >= 0) config.evaluator.min_time_s = flags.min_time;
+  if (flags.min_time >= 0) config.evaluator.measure.min_time_s = flags.min_time;
   if (!config.budget.time && !config.budget.evaluations && !config.budget.plateau) {
     config.budget.time = Seconds(600);  // a search from flags alone stops after 10 minutes by default
   }

@@ -166,8 +166,8 @@ Result<Calibration> CachedCalibration(const std::string& compiler, int threads, 
 }
 
 Result<Calibration> MeasureCalibration(const std::string& compiler, int threads, const HostInfo& host,
-                                       const std::filesystem::path& work_dir, const SlurmOptions* slurm,
-                                       double slurm_limit_s) {
+                                       const std::filesystem::path& work_dir, const Executor& build,
+                                       const Executor& run_on) {
   const auto start = std::chrono::steady_clock::now();
   std::error_code error;
   std::filesystem::create_directories(work_dir, error);
@@ -188,7 +188,7 @@ Result<Calibration> MeasureCalibration(const std::string& compiler, int threads,
   compile.timeout_s = 120;
   compile.cwd = work_dir;
   // -march=native: on the node that runs it, when builds are Slurm jobs.
-  auto compiled = RunWith(slurm != nullptr && slurm->builds ? slurm : nullptr, slurm_limit_s, compile, "calibration-build");
+  auto compiled = build.Run(compile, "calibration-build");
   if (!compiled) return Fail(compiled.error().WithContext("calibration"));
   if (!compiled->Succeeded()) {
     return Fail(Error::Io("calibration: " + compiler + " failed: " + FirstErrorLine(compiled->log)));
@@ -199,7 +199,7 @@ Result<Calibration> MeasureCalibration(const std::string& compiler, int threads,
               std::to_string(host.l3_bytes > 0 ? host.l3_bytes : 8 << 20)};
   run.timeout_s = 120;
   run.cwd = work_dir;
-  auto ran = RunWith(slurm, slurm_limit_s, run, "calibration");
+  auto ran = run_on.Run(run, "calibration");
   if (!ran) return Fail(ran.error().WithContext("calibration"));
   if (!ran->Succeeded()) return Fail(Error::Io("calibration program: " + ran->Describe(run.timeout_s)));
   Calibration calibration;

@@ -12,18 +12,18 @@
 #include "core/error.h"
 #include "core/host.h"
 #include "core/roofline.h"
-#include "evaluators/slurm_job.h"
+#include "evaluators/executor.h"
 
 namespace kestrel {
 
 // `work_dir` receives the program's source and binary. A compiler or run
 // failure, or output that is not the expected JSON, is an Error saying so.
-// With an enabled `slurm` executor the program is compiled here and run as a
-// Slurm job (work_dir must then be under its shared_dir): the compute
-// node's figures, for a `host` probed on a node.
+// The program is compiled by `build` and run by `run_on` (a Slurm executor:
+// work_dir must then be under its shared folder): the compute node's
+// figures, for a `host` probed on a node.
 Result<Calibration> MeasureCalibration(const std::string& compiler, int threads, const HostInfo& host,
-                                       const std::filesystem::path& work_dir, const SlurmOptions* slurm = nullptr,
-                                       double slurm_limit_s = 0);
+                                       const std::filesystem::path& work_dir, const Executor& build = *LocalExecutor(),
+                                       const Executor& run_on = *LocalExecutor());
 
 // For `kestrel eval` without a database: the calibration kept in the user's
 // cache ($XDG_CACHE_HOME/kestrel or ~/.cache/kestrel, one file per host and

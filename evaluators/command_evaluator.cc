@@ -89,8 +89,6 @@ class CommandEvaluator final : public Evaluator {
   BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const;
   Measurement MeasureBuilt(const Candidate& candidate, const BuildResult& build);
   Measurement FromAnswer(CommandAnswer answer, std::string log) const;
-  Measurement MeasureAsSlurmJob(const std::vector<std::string>& argv, const std::filesystem::path& dir,
-                                const std::string& nonce);
   Measurement ReadAnswer(const std::filesystem::path& dir, const std::string& nonce, const std::string& ended,
                          std::string log) const;
 
@@ -103,14 +101,13 @@ class CommandEvaluator final : public Evaluator {
   std::string source_name_;
   BuildCache builds_;
   std::atomic<int> next_eval_{0};
-  double slurm_limit_s_ = 0;  // the Slurm time limit, in seconds
 };
 
 Status CommandEvaluator::Prepare() {
   if (auto valid = ValidateCommands(options_); !valid) return valid;
   for (const auto* argv : {&options_.build, &options_.run}) {
-    // A build command that runs in Slurm jobs is looked up on the nodes, not here.
-    if (argv->empty() || (argv == &options_.build && options_.slurm.enabled && options_.slurm.builds)) continue;
+    // A build command that runs elsewhere is looked up there, not here.
+    if (argv->empty() || (argv == &options_.build && !options_.build_executor->RunsHere())) continue;
     const std::string program = Expand({argv->front()}, {{"{task_dir}", task_.dir.string()}}, {}).front();
     if (program.find('{') == std::string::npos) {
       if (auto found = FindProgram(program); !found) {
@@ -119,11 +116,10 @@ Status CommandEvaluator::Prepare() {
       }
     }
   }
-  auto work_dir = PrepareWorkDir(options_.work_dir, options_.slurm, "kestrel-command");
+  auto work_dir = PrepareWorkDir(options_.work_dir, *options_.executor, "kestrel-command");
   if (!work_dir) return Fail(work_dir.error());
   work_dir_ = work_dir->path;
   owns_work_dir_ = work_dir->owned;
-  slurm_limit_s_ = work_dir->slurm_limit_s;
   toolchain_ = "command";
   for (const auto* argv : {&options_.build, &options_.run}) {
     toolchain_ += argv == &options_.build ? " build:" : " run:";
@@ -187,9 +183,9 @@ CommandEvaluator::Values CommandEvaluator::CandidateValues(const Candidate& cand
           {"{task_dir}", std::filesystem::absolute(task_.dir).string()},
           {"{reference}", std::filesystem::absolute(task_.dir / task_.reference.name).string()},
           {"{knobs}", knobs.dump()},
-          {"{seed}", std::to_string(options_.seed)},
-          {"{min_time}", Number(options_.min_time_s)},
-          {"{min_samples}", std::to_string(options_.min_samples)},
+          {"{seed}", std::to_string(options_.measure.seed)},
+          {"{min_time}", Number(options_.measure.min_time_s)},
+          {"{min_samples}", std::to_string(options_.measure.min_samples)},
           {"{shapes}", shapes.dump()}};
 }
 
@@ -213,7 +209,7 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
   run.cwd = dir;
   run.timeout_s = options_.build_timeout_s;
   run.env = EnvironmentWith({"LC_ALL=C"});
-  auto ran = RunWith(options_.slurm.builds ? &options_.slurm : nullptr, slurm_limit_s_, run, "build");
+  auto ran = options_.build_executor->Run(run, "build");
   result.seconds = Since(start);
   if (!ran) {
     result.log = "error: the build command cannot start: " + ran.error().message() + "\n";
@@ -226,7 +222,7 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
 }
 
 Measurement CommandEvaluator::Measure(const Candidate& candidate, const BuildResult& build) {
-  return MeasureGuarded(build, options_.input_sets, options_.seed, [&] { return MeasureBuilt(candidate, build); });
+  return MeasureGuarded(build, options_.measure, [&] { return MeasureBuilt(candidate, build); });
 }
 
 Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const BuildResult& build) {
@@ -253,10 +249,10 @@ Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const Bui
               {"source", values["{source}"]},
               {"reference", values["{reference}"]},
               {"knobs", Json::parse(values["{knobs}"])},
-              {"seed", options_.seed},
-              {"input_sets", options_.input_sets},
-              {"min_time_s", options_.min_time_s},
-              {"min_samples", options_.min_samples},
+              {"seed", options_.measure.seed},
+              {"input_sets", options_.measure.input_sets},
+              {"min_time_s", options_.measure.min_time_s},
+              {"min_samples", options_.measure.min_samples},
               {"nonce", nonce},
               {"answer", values["{answer}"]},
               {"shapes", Json::parse(values["{shapes}"])},
@@ -266,44 +262,21 @@ Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const Bui
   SubprocessOptions run;
   run.argv = Expand(options_.run, values, candidate.KnobDefines());
   run.cwd = dir;
-  run.timeout_s = options_.run_timeout_s;
-  if (options_.slurm.enabled) return MeasureAsSlurmJob(run.argv, dir, nonce);
-  auto ran = RunSubprocess(run);
+  run.timeout_s = options_.measure.run_timeout_s;
+  auto ran = options_.executor->Run(run, "run");
   if (!ran) return Verdict(Outcome::kRejected, "the run command cannot start: " + ran.error().message(), "");
   std::string log = ran->log.empty() ? "" : "run command output:\n" + ran->log;
   if (ran->timed_out) {
-    return Verdict(Outcome::kTimedOut, "run command " + ran->Describe(options_.run_timeout_s) + " (its process group was killed)", log);
-  }
-  const std::string ended = ran->Succeeded() ? "" : "run command " + ran->Describe(options_.run_timeout_s);
-  return ReadAnswer(dir, nonce, ended, std::move(log));
-}
-
-Measurement CommandEvaluator::MeasureAsSlurmJob(const std::vector<std::string>& argv, const std::filesystem::path& dir,
-                                                const std::string& nonce) {
-  auto job = RunSlurmJob(options_.slurm, argv, dir, options_.run_timeout_s + slurm_limit_s_);
-  if (!job) return Verdict(Outcome::kRejected, "sbatch cannot start: " + job.error().message(), "");
-  std::string log = "slurm:\n" + job->log;
-  if (job->job_id.empty()) {
-    return Verdict(Outcome::kRejected, "sbatch could not submit the job: " + FirstErrorLine(job->log), log);
-  }
-  const std::string name = "Slurm job " + job->job_id;
-  if (job->waited_too_long) {
+    // `lost`: the scheduler's own time limit ended it, not our wall clock.
     return Verdict(Outcome::kTimedOut,
-                   name + " did not end within " + Number(options_.run_timeout_s + slurm_limit_s_) +
-                       " s (queue and run); it was cancelled",
+                   ran->lost.empty() ? "run command " + ran->Describe(run.timeout_s) + " (its process group was killed)"
+                                     : ran->lost,
                    log);
   }
-  if (job->state == "TIMEOUT") {
-    return Verdict(Outcome::kTimedOut, name + " hit its time limit (" + options_.slurm.time_limit + ")", log);
-  }
-  if (job->state == "CANCELLED") return Verdict(Outcome::kCrashed, name + " was cancelled", log);
-  if (job->state != "COMPLETED" && job->state != "FAILED") {
-    return Verdict(Outcome::kCrashed, name + " ended " + (job->state.empty() ? "in an unknown state" : job->state), log);
-  }
-  const std::string ended =
-      job->state == "COMPLETED" ? "" : name + " failed (exit code " + job->exit_code + ")";
+  if (!ran->lost.empty()) return Verdict(Outcome::kCrashed, ran->lost, log);
+  const std::string ended = ran->Succeeded() ? "" : "run command " + ran->Describe(run.timeout_s);
   Measurement measured = ReadAnswer(dir, nonce, ended, std::move(log));
-  if (measured.outcome == Outcome::kMeasured) measured.log += "measured by " + name + "\n";
+  if (measured.outcome == Outcome::kMeasured && !ran->job.empty()) measured.log += "measured by " + ran->job + "\n";
   return measured;
 }
 
@@ -320,7 +293,7 @@ Measurement CommandEvaluator::ReadAnswer(const std::filesystem::path& dir, const
   bool too_big = false;
   const std::string text = ReadFileLimited(answer_path, kAnswerLimitBytes, too_big);
   if (too_big) return Verdict(Outcome::kRejected, "protocol violation: the answer is larger than 256 MiB", log);
-  auto answer = ParseCommandAnswer(text, task_.shapes, nonce, options_.min_samples);
+  auto answer = ParseCommandAnswer(text, task_.shapes, nonce, options_.measure.min_samples);
   if (!answer) {
     return Verdict(Outcome::kRejected, "protocol violation: " + answer.error().message(),
                    log + "answer (first 2000 bytes):\n" + text.substr(0, 2000) + "\n");
@@ -361,10 +334,10 @@ Measurement CommandEvaluator::FromAnswer(CommandAnswer answer, std::string log) 
   }
   measured.speedup = GeomeanSpeedup(measured.shapes);
   measured.log += log;
-  if (measured.speedup > options_.max_speedup) {
+  if (measured.speedup > options_.measure.max_speedup) {
     measured.outcome = Outcome::kRejected;
     measured.reason = "flagged for review: speedup " + Number(measured.speedup) + " is above the cap of " +
-                      Number(options_.max_speedup) + " (evaluator.max_speedup; raise it if this kernel is honest)";
+                      Number(options_.measure.max_speedup) + " (evaluator.max_speedup; raise it if this kernel is honest)";
   }
   return measured;
 }
@@ -397,8 +370,8 @@ Status ValidateCommands(const CommandEvaluatorOptions& options) {
 }
 
 Result<std::unique_ptr<Evaluator>> MakeCommandEvaluator(const Task& task, const CommandEvaluatorOptions& options) {
-  if (!(options.build_timeout_s > 0) || !(options.run_timeout_s > 0) || options.min_samples < 1 ||
-      options.input_sets < 1 || !(options.min_time_s >= 0)) {
+  if (!(options.build_timeout_s > 0) || !(options.measure.run_timeout_s > 0) || options.measure.min_samples < 1 ||
+      options.measure.input_sets < 1 || !(options.measure.min_time_s >= 0)) {
     return Fail(Error::InvalidArgument("evaluator (command): timeouts must be > 0, min_samples and input_sets >= 1"));
   }
   try {

@@ -22,8 +22,8 @@
 // crashed. Kestrel computes the statistics, the speedup, GFLOP/s and GB/s
 // from the raw samples, and applies the speedup cap, as for any evaluator.
 //
-// With options.slurm enabled the run command is submitted with sbatch and
-// its work dir is made under slurm.shared_dir, which the nodes must see.
+// With a Slurm executor the run command is a batch job and the work dir is
+// made under its shared folder, which the nodes must see.
 //
 // When made, the evaluator evaluates the task's reference as a candidate: a
 // set-up whose commands cannot measure the reference is a bad config.
@@ -35,7 +35,6 @@
 #include <vector>
 
 #include "evaluators/evaluator.h"
-#include "evaluators/slurm_job.h"
 
 namespace kestrel {
 
@@ -43,17 +42,16 @@ struct CommandEvaluatorOptions {
   std::vector<std::string> build;  // argv with placeholders; empty: no build step
   std::vector<std::string> run;    // argv with placeholders; required
   double build_timeout_s = 600;
-  double run_timeout_s = 600;
-  double min_time_s = 0.5;  // passed on as {min_time}
-  int min_samples = 10;     // passed on as {min_samples}
-  int input_sets = 3;       // in {job}
-  double max_speedup = 50;  // a higher speedup is flagged for review (rejected), as for the cpu evaluator
-  std::uint64_t seed = 1;
-  std::filesystem::path work_dir;  // default: a fresh dir under $TMPDIR (or slurm.shared_dir), removed with the evaluator
-  // When enabled, the run command is a Slurm job (slurm_job.h, docs/SLURM.md):
-  // its state says how it ended (TIMEOUT: timed_out; CANCELLED, NODE_FAIL,
-  // ...: crashed); Kestrel gives up after run_timeout_s plus the time limit.
-  SlurmOptions slurm;
+  // min_time and min_samples are passed on as {min_time} and {min_samples},
+  // input_sets in {job}; a speedup above max_speedup is flagged for review
+  // (rejected), as for the cpu evaluator.
+  MeasureOptions measure{.run_timeout_s = 600};
+  std::filesystem::path work_dir;  // default: a fresh dir under the executor's ScratchRoot(), removed with the evaluator
+  // Where the run command runs (a Slurm executor: slurm_executor.h,
+  // docs/SLURM.md; Kestrel gives up after run_timeout_s plus its time
+  // limit) and where the build command runs.
+  std::shared_ptr<const Executor> executor = LocalExecutor();
+  std::shared_ptr<const Executor> build_executor = LocalExecutor();
 };
 
 // The placeholders a command may use, for messages and validation.

@@ -69,11 +69,11 @@ std::string FirstErrorLine(std::string_view log) {
 }
 
 BuildResult RunCompiler(const SubprocessOptions& options, const std::string& name,
-                        const std::filesystem::path& library, const SlurmOptions* slurm, double slurm_limit_s) {
+                        const std::filesystem::path& library, const Executor& executor) {
   BuildResult build;
   const auto start = std::chrono::steady_clock::now();
   try {
-    auto run = RunWith(slurm, slurm_limit_s, options, "build");
+    auto run = executor.Run(options, "build");
     if (!run) {
       build.log = "error: cannot run " + name + " (" + options.argv.front() + "): " + run.error().message() + "\n";
     } else if (run->timed_out) {
@@ -111,17 +111,17 @@ BuildResult CompileSharedLibrary(const CompileRequest& request) {
   options.timeout_s = request.timeout_s;
   options.memory_limit_bytes = kCompilerMemoryBytes;
   options.file_size_limit_bytes = kCompilerFileBytes;
-  return RunCompiler(options, "the compiler", request.library, request.slurm, request.slurm_limit_s);
+  return RunCompiler(options, "the compiler", request.library, *request.executor);
 }
 
-Result<std::string> CompilerVersion(const std::string& compiler, const SlurmOptions* slurm, double slurm_limit_s,
+Result<std::string> CompilerVersion(const std::string& compiler, const Executor& executor,
                                     const std::filesystem::path& dir) {
   SubprocessOptions options;
   options.argv = {compiler, "--version"};
   options.env = EnvironmentWith({"LC_ALL=C"});
   options.timeout_s = 30;
   options.cwd = dir;
-  auto run = RunWith(slurm, slurm_limit_s, options, "compiler-version");
+  auto run = executor.Run(options, "compiler-version");
   if (!run) return Fail(run.error());
   if (!run->Succeeded()) return Fail(Error::Io(compiler + " --version " + run->Describe(30)));
   std::string line = run->log.substr(0, run->log.find('\n'));

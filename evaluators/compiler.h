@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "evaluators/slurm_job.h"
 #include "evaluators/evaluator.h"
+#include "evaluators/executor.h"
 
 namespace kestrel {
 
@@ -20,9 +20,8 @@ struct CompileRequest {
   std::filesystem::path library;   // the shared object to produce
   double timeout_s = 120;
   std::vector<std::string> libs;   // linked after the source: "openblas" -> -lopenblas
-  // Non-null and enabled: the compiler runs as a Slurm job (its folder must be shared).
-  const SlurmOptions* slurm = nullptr;
-  double slurm_limit_s = 0;
+  // Where the compiler runs (a Slurm job: its folder must be shared).
+  std::shared_ptr<const Executor> executor = LocalExecutor();
 };
 
 // One compiler invocation:
@@ -44,18 +43,16 @@ std::string TrimCompilerLog(std::string_view log, int max_lines = 50, int max_er
 std::string FirstErrorLine(std::string_view log);
 
 // Runs one compiler invocation (`options`, whose output is
-// <library>.tmp in options.cwd; here, or as a Slurm job with an enabled
-// `slurm`) and turns how it ended into a BuildResult: on success the library
+// <library>.tmp in options.cwd) on `executor` and turns how it ended into a BuildResult: on success the library
 // renamed into place and any warnings; else the trimmed log, ending with
 // "error: <name> timed out ..." or "... exited with status N" when the
 // compiler printed no error of its own. Never throws.
 BuildResult RunCompiler(const SubprocessOptions& options, const std::string& name,
-                        const std::filesystem::path& library, const SlurmOptions* slurm = nullptr,
-                        double slurm_limit_s = 0);
+                        const std::filesystem::path& library, const Executor& executor);
 
-// The first line of `<compiler> --version`; with an enabled `slurm`, as a
-// Slurm job in `dir` (the compiler of the nodes that build).
-Result<std::string> CompilerVersion(const std::string& compiler, const SlurmOptions* slurm = nullptr,
-                                    double slurm_limit_s = 0, const std::filesystem::path& dir = {});
+// The first line of `<compiler> --version`, run by `executor` in `dir`
+// (under Slurm: the compiler of the nodes that build).
+Result<std::string> CompilerVersion(const std::string& compiler, const Executor& executor = *LocalExecutor(),
+                                    const std::filesystem::path& dir = {});
 
 }  // namespace kestrel

@@ -34,8 +34,8 @@ Result<std::unique_ptr<CpuEvaluator>> CpuEvaluator::Create(const Task& task, con
   if (!task.language.empty() && task.language != "cpp") {
     return Fail(Error::InvalidArgument(context + ": the cpu evaluator runs cpp kernels, not " + task.language));
   }
-  if (options.input_sets < 1 || options.min_samples < 1 || !(options.min_time_s >= 0) ||
-      !(options.build_timeout_s > 0) || !(options.run_timeout_s > 0)) {
+  if (options.measure.input_sets < 1 || options.measure.min_samples < 1 || !(options.measure.min_time_s >= 0) ||
+      !(options.build_timeout_s > 0) || !(options.measure.run_timeout_s > 0)) {
     return Fail(Error::InvalidArgument("cpu evaluator: input_sets and min_samples must be >= 1, "
                                        "min_time_s >= 0 and the timeouts > 0"));
   }
@@ -66,21 +66,20 @@ Status CpuEvaluator::Prepare() {
     if (!found) return Fail(found.error());
     worker_ = *found;
   }
-  auto work_dir = PrepareWorkDir(options_.work_dir, options_.slurm, "kestrel-eval");
+  auto work_dir = PrepareWorkDir(options_.work_dir, *options_.executor, "kestrel-eval");
   if (!work_dir) return Fail(work_dir.error());
   work_dir_ = work_dir->path;
   owns_work_dir_ = work_dir->owned;
-  slurm_limit_s_ = work_dir->slurm_limit_s;
-  auto version = CompilerVersion(options_.compiler, BuildSlurm(), slurm_limit_s_, work_dir_);
+  auto version = CompilerVersion(options_.compiler, *options_.build_executor, work_dir_);
   if (!version) return Fail(Error::InvalidArgument("compiler '" + options_.compiler + "': " + version.error().message()));
   toolchain_ = *version;
   if (options_.sandbox != "auto" && options_.sandbox != "none") {
     return Fail(Error::InvalidArgument("evaluator.sandbox: expected \"auto\" or \"none\", got \"" + options_.sandbox + "\""));
   }
   sandbox_ = SandboxFor(options_.sandbox, work_dir_);
-  if (options_.slurm.enabled) {
+  if (!options_.executor->RunsHere()) {
     // The measurements are taken on a compute node: its host, not this one.
-    auto node = ProbeHost(Process(work_dir_ / "host"), work_dir_ / "host");
+    auto node = ProbeHost(*options_.executor, Process(work_dir_ / "host"), work_dir_ / "host");
     if (!node) return Fail(node.error().WithContext("executor (slurm): cannot run a job on a compute node"));
     host_ = std::move(*node);
   } else {
@@ -162,8 +161,7 @@ BuildResult CpuEvaluator::BuildIn(const Candidate& candidate, const std::filesys
   request.library = library;
   request.libs = libs;
   request.timeout_s = options_.build_timeout_s;
-  request.slurm = BuildSlurm();
-  request.slurm_limit_s = slurm_limit_s_;
+  request.executor = options_.build_executor;
   return CompileSharedLibrary(request);
 }
 
@@ -175,7 +173,7 @@ std::filesystem::path CpuEvaluator::NewEvalDir() {
 }
 
 Measurement CpuEvaluator::Measure(const Candidate& /*candidate*/, const BuildResult& build) {
-  return MeasureGuarded(build, options_.input_sets, options_.seed, [&] {
+  return MeasureGuarded(build, options_.measure, [&] {
     Measurement measurement = MeasureBuilt(build);
     if (build.ok) {  // the runner ran: say under which protections
       if (!measurement.log.empty() && measurement.log.back() != '\n') measurement.log += '\n';
@@ -257,12 +255,12 @@ Measurement CpuEvaluator::CheckPlausible(Measurement measured) {
                       " us at its measured peak FLOP/s and bandwidth)";
     return measured;
   }
-  const double cap = std::max(options_.max_speedup, 2 * baseline_speedup_);
+  const double cap = std::max(options_.measure.max_speedup, 2 * baseline_speedup_);
   if (measured.speedup > cap) {
     measured.outcome = Outcome::kRejected;
     measured.reason = "flagged for review: speedup " + Number(measured.speedup) + " is above the cap of " +
                       Number(cap) +
-                      (cap > options_.max_speedup ? " (twice the baseline's)"
+                      (cap > options_.measure.max_speedup ? " (twice the baseline's)"
                                                   : " (evaluator.max_speedup; raise it if this kernel is honest)");
   }
   return measured;
@@ -274,8 +272,8 @@ void CpuEvaluator::SetCalibration(const Calibration& calibration) {
 }
 
 Result<Calibration> CpuEvaluator::Calibrate() {
-  return MeasureCalibration(options_.compiler, options_.threads, host_, work_dir_ / "calibration", &options_.slurm,
-                            slurm_limit_s_);
+  return MeasureCalibration(options_.compiler, options_.threads, host_, work_dir_ / "calibration",
+                            *options_.build_executor, *options_.executor);
 }
 
 Result<std::unique_ptr<Evaluator>> MakeCpuEvaluator(const Task& task, const CpuEvaluatorOptions& options) {

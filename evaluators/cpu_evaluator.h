@@ -75,7 +75,7 @@ class CpuEvaluator final : public Evaluator {
   // candidate and times it against the reference once: baseline_speedup_.
   // A baseline that does not build or is not measured is a bad task.
   Status PrepareBaseline();
-  JudgeContext Context() const { return {&task_, &all_shapes_, &timed_shapes_, options_.input_sets}; }
+  JudgeContext Context() const { return {&task_, &all_shapes_, &timed_shapes_, options_.measure.input_sets}; }
   // Fills the roofline fractions of a measured result and rejects it when it
   // is implausible (faster than the roofline allows, or above the speedup cap).
   // The first time a result would be rejected by the roofline, the host is
@@ -87,11 +87,9 @@ class CpuEvaluator final : public Evaluator {
   // of the first shape above kImplausibleFraction, or -1.
   int FillRooflineFractions(Measurement& measured) const;
   Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
-  // The executor of the builds: the Slurm options when builds are jobs, else null.
-  const SlurmOptions* BuildSlurm() const { return options_.slurm.enabled && options_.slurm.builds ? &options_.slurm : nullptr; }
   // The runner's command line (sandboxed in `dir`), environment and limits.
   RunnerProcess Process(const std::filesystem::path& dir) const;
-  // One run of the runner (here, or as a Slurm job): runner_job.h.
+  // One run of the runner on options_.executor: runner_job.h.
   JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const;
   std::filesystem::path NewEvalDir();
 
@@ -113,7 +111,6 @@ class CpuEvaluator final : public Evaluator {
   std::filesystem::path reference_outputs_;
   std::filesystem::path reference_timed_outputs_;  // empty: no re-check of timed outputs
   SandboxReport sandbox_;
-  double slurm_limit_s_ = 0;  // options_.slurm.time_limit in seconds
 
   BuildCache builds_;  // by identity, under work_dir_/builds/
   std::atomic<int> next_eval_{0};

@@ -60,12 +60,12 @@ Job CpuEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem::
   Job job;
   job.mode = mode;
   job.libraries = std::move(libraries);
-  job.seed = options_.seed;
-  job.input_sets = options_.input_sets;
+  job.seed = options_.measure.seed;
+  job.input_sets = options_.measure.input_sets;
   job.shapes = timed_only ? timed_shapes_ : all_shapes_;
-  job.min_time_s = options_.min_time_s;
-  job.min_samples = options_.min_samples;
-  job.buffer_sets = std::min(2, options_.input_sets);
+  job.min_time_s = options_.measure.min_time_s;
+  job.min_samples = options_.measure.min_samples;
+  job.buffer_sets = std::min(2, options_.measure.input_sets);
   if (options_.flush_cache) {
     // Twice the last-level cache, at most 128 MiB (a virtual machine may
     // report a whole socket's L3, far more than one core's share); 64 MiB
@@ -95,18 +95,16 @@ RunnerProcess CpuEvaluator::Process(const std::filesystem::path& dir) const {
   // provider's API key.
   process.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "OMP_NUM_THREADS=" + threads,
                  "MKL_NUM_THREADS=" + threads, "OPENBLAS_NUM_THREADS=" + threads};
-  process.timeout_s = options_.run_timeout_s;
-  process.cpu_limit_s = options_.run_timeout_s * std::max(1, options_.threads) + kRunnerCpuSlackSeconds;
+  process.timeout_s = options_.measure.run_timeout_s;
+  process.cpu_limit_s = options_.measure.run_timeout_s * std::max(1, options_.threads) + kRunnerCpuSlackSeconds;
   process.memory_limit_bytes =
       host_.memory_bytes > 0 ? std::min(kRunnerMemoryBytes, static_cast<std::uint64_t>(host_.memory_bytes) / 4 * 3)
                              : kRunnerMemoryBytes;
-  process.slurm = &options_.slurm;
-  process.slurm_limit_s = slurm_limit_s_;
   return process;
 }
 
 JobRun CpuEvaluator::RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const {
-  return RunRunnerJob(Process(dir), job, dir, phase);
+  return RunRunnerJob(*options_.executor, Process(dir), job, dir, phase);
 }
 
 }  // namespace kestrel

@@ -96,13 +96,13 @@ BuildResult CompileCudaLibrary(const CudaCompileRequest& request) {
   options.env = EnvironmentWith({"LC_ALL=C"});
   options.timeout_s = request.timeout_s;
   options.file_size_limit_bytes = kNvccFileBytes;  // no RLIMIT_AS: nvcc's tools reserve much address space
-  return RunCompiler(options, "nvcc", request.library, request.slurm, request.slurm_limit_s);
+  return RunCompiler(options, "nvcc", request.library, *request.executor);
 }
 
 BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, const std::filesystem::path& dir,
                                const std::string& nvcc, const std::string& arch,
-                               const std::vector<std::string>& flags, double timeout_s, const SlurmOptions* slurm,
-                               double slurm_limit_s) {
+                               const std::vector<std::string>& flags, double timeout_s,
+                               std::shared_ptr<const Executor> executor) {
   try {
     std::filesystem::create_directories(dir);
     const auto library = dir / "kernel.so";
@@ -122,8 +122,7 @@ BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, con
     request.source = dir / "shim.cu";
     request.library = library;
     request.timeout_s = timeout_s;
-    request.slurm = slurm;
-    request.slurm_limit_s = slurm_limit_s;
+    request.executor = std::move(executor);
     return CompileCudaLibrary(request);
   } catch (const std::exception& e) {
     BuildResult failed;
@@ -159,8 +158,8 @@ CudaDeviceReport DetectCuda(const std::string& nvcc_name) {
   return report;
 }
 
-CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const SlurmOptions* slurm,
-                                  double slurm_limit_s, const std::filesystem::path& dir) {
+CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const Executor& executor,
+                                  const std::filesystem::path& dir) {
   CudaDeviceReport report;
   report.host = DetectHost();
   try {
@@ -169,8 +168,7 @@ CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const Slu
     probe.timeout_s = 60;
     probe.result_pipe = true;
     probe.cwd = dir;
-    const bool on_slurm = slurm != nullptr && slurm->enabled;
-    auto ran = on_slurm ? RunAsSlurmJob(*slurm, probe, "probe", slurm_limit_s) : RunSubprocess(probe);
+    auto ran = executor.Run(probe, "probe");
     if (!ran) {
       report.detail = "no CUDA device: cannot run " + runner.string() + ": " + ran.error().message();
       return report;
@@ -187,7 +185,7 @@ CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const Slu
     if (parsed.contains("host")) {
       if (auto host = ParseHost(parsed["host"].dump()); host) report.host = std::move(*host);
     }
-    if (on_slurm && !ran->job.empty()) report.detail += " (" + ran->job + ")";
+    if (!ran->job.empty()) report.detail += " (" + ran->job + ")";
   } catch (const std::exception& e) {
     report.detail = std::string("no CUDA device: cannot probe: ") + e.what();
   }

@@ -59,11 +59,10 @@ class CudaEvaluator final : public Evaluator {
 
   BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const {
     return BuildCudaCandidate(task_, candidate, dir, options_.nvcc, options_.arch, options_.flags,
-                              options_.build_timeout_s, BuildSlurm(), slurm_limit_s_);
+                              options_.build_timeout_s, options_.build_executor);
   }
   Measurement MeasureBuilt(const BuildResult& build);
-  const SlurmOptions* BuildSlurm() const { return options_.slurm.enabled && options_.slurm.builds ? &options_.slurm : nullptr; }
-  JudgeContext Context() const { return {&task_, &all_shapes_, &timed_shapes_, options_.input_sets}; }
+  JudgeContext Context() const { return {&task_, &all_shapes_, &timed_shapes_, options_.measure.input_sets}; }
   Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
   JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const;
   std::filesystem::path NewEvalDir();
@@ -76,7 +75,6 @@ class CudaEvaluator final : public Evaluator {
   std::string toolchain_;
   HostInfo host_;
   std::int64_t l2_bytes_ = 0;
-  double slurm_limit_s_ = 0;  // options_.slurm.time_limit in seconds
   std::vector<JobShape> all_shapes_;
   std::vector<JobShape> timed_shapes_;
   BuildResult reference_build_;
@@ -95,11 +93,10 @@ Status CudaEvaluator::Prepare() {
     if (!found) return Fail(found.error());
     runner_ = *found;
   }
-  auto work_dir = PrepareWorkDir(options_.work_dir, options_.slurm, "kestrel-cuda");
+  auto work_dir = PrepareWorkDir(options_.work_dir, *options_.executor, "kestrel-cuda");
   if (!work_dir) return Fail(work_dir.error());
   work_dir_ = work_dir->path;
   owns_work_dir_ = work_dir->owned;
-  slurm_limit_s_ = work_dir->slurm_limit_s;
   // The toolchain: nvcc's release line and the target architecture (the
   // nodes' nvcc when builds are Slurm jobs).
   SubprocessOptions version;
@@ -107,13 +104,13 @@ Status CudaEvaluator::Prepare() {
   version.env = EnvironmentWith({"LC_ALL=C"});
   version.timeout_s = 30;
   version.cwd = work_dir_;
-  auto ran = RunWith(BuildSlurm(), slurm_limit_s_, version, "nvcc-version");
+  auto ran = options_.build_executor->Run(version, "nvcc-version");
   if (!ran) return Fail(Error::NotFound("nvcc '" + options_.nvcc + "': " + ran.error().message()));
   if (!ran->Succeeded()) return Fail(Error::InvalidArgument("nvcc '" + options_.nvcc + "' --version " + ran->Describe(30)));
   toolchain_ = "nvcc " + NvccRelease(ran->log) + " -arch=" + options_.arch;
   std::filesystem::create_directories(work_dir_ / "probe");
   // Under Slurm the probe is a job: the devices and host of a compute node.
-  const CudaDeviceReport devices = ProbeCudaDevices(runner_, &options_.slurm, slurm_limit_s_, work_dir_ / "probe");
+  const CudaDeviceReport devices = ProbeCudaDevices(runner_, *options_.executor, work_dir_ / "probe");
   if (devices.devices <= 0) {
     return Fail(Error::Unsupported(context + ": no CUDA device found (" + devices.detail +
                                    "); the cuda evaluator needs an NVIDIA GPU and its driver"));
@@ -163,7 +160,7 @@ std::filesystem::path CudaEvaluator::NewEvalDir() {
 }
 
 Measurement CudaEvaluator::Measure(const Candidate& /*candidate*/, const BuildResult& build) {
-  return MeasureGuarded(build, options_.input_sets, options_.seed, [&] { return MeasureBuilt(build); });
+  return MeasureGuarded(build, options_.measure, [&] { return MeasureBuilt(build); });
 }
 
 Measurement CudaEvaluator::MeasureBuilt(const BuildResult& build) {
@@ -180,10 +177,10 @@ Measurement CudaEvaluator::MeasureBuilt(const BuildResult& build) {
   Measurement& measured = judged.measurement;
   if (measured.outcome != Outcome::kMeasured) return measured;
   measured.log += judged.runner_log;
-  if (measured.speedup > options_.max_speedup) {
+  if (measured.speedup > options_.measure.max_speedup) {
     measured.outcome = Outcome::kRejected;
     measured.reason = "flagged for review: speedup " + Number(measured.speedup) + " is above the cap of " +
-                      Number(options_.max_speedup) + " (max_speedup; raise it if this kernel is honest)";
+                      Number(options_.measure.max_speedup) + " (max_speedup; raise it if this kernel is honest)";
   }
   return measured;
 }
@@ -193,12 +190,12 @@ Job CudaEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem:
   Job job;
   job.mode = mode;
   job.libraries = std::move(libraries);
-  job.seed = options_.seed;
-  job.input_sets = options_.input_sets;
+  job.seed = options_.measure.seed;
+  job.input_sets = options_.measure.input_sets;
   job.shapes = timed_only ? timed_shapes_ : all_shapes_;
-  job.min_time_s = options_.min_time_s;
-  job.min_samples = options_.min_samples;
-  job.buffer_sets = std::min(2, options_.input_sets);
+  job.min_time_s = options_.measure.min_time_s;
+  job.min_samples = options_.measure.min_samples;
+  job.buffer_sets = std::min(2, options_.measure.input_sets);
   // The runner flushes at least 2x the device's L2 whatever this says; > 0 turns flushing on.
   if (options_.flush_l2) job.flush_bytes = std::max<std::int64_t>(2 * l2_bytes_, 1);
   job.seccomp = false;  // the CUDA driver needs ioctls: kestrel-cuda-runner installs no filter
@@ -209,12 +206,10 @@ JobRun CudaEvaluator::RunJob(const Job& job, const std::filesystem::path& dir, c
   RunnerProcess process;
   process.name = "kestrel-cuda-runner";
   process.argv = {runner_.string()};
-  process.timeout_s = options_.run_timeout_s;
-  process.cpu_limit_s = options_.run_timeout_s * 2 + kRunnerCpuSlackSeconds;  // the driver runs threads of its own
+  process.timeout_s = options_.measure.run_timeout_s;
+  process.cpu_limit_s = options_.measure.run_timeout_s * 2 + kRunnerCpuSlackSeconds;  // the driver runs threads of its own
   // No RLIMIT_AS: the CUDA driver maps the GPU's memory into the address space.
-  process.slurm = &options_.slurm;
-  process.slurm_limit_s = slurm_limit_s_;
-  return RunRunnerJob(process, job, dir, phase);
+  return RunRunnerJob(*options_.executor, process, job, dir, phase);
 }
 
 }  // namespace
@@ -225,8 +220,8 @@ Result<std::unique_ptr<Evaluator>> MakeCudaEvaluator(const Task& task, const Cud
     return Fail(Error::InvalidArgument(context + ": the cuda evaluator runs cuda kernels, not " +
                                        (task.language.empty() ? std::string("cpp") : task.language)));
   }
-  if (options.input_sets < 1 || options.min_samples < 1 || !(options.min_time_s >= 0) ||
-      !(options.build_timeout_s > 0) || !(options.run_timeout_s > 0)) {
+  if (options.measure.input_sets < 1 || options.measure.min_samples < 1 || !(options.measure.min_time_s >= 0) ||
+      !(options.build_timeout_s > 0) || !(options.measure.run_timeout_s > 0)) {
     return Fail(Error::InvalidArgument("cuda evaluator: input_sets and min_samples must be >= 1, "
                                        "min_time_s >= 0 and the timeouts > 0"));
   }

@@ -31,19 +31,15 @@ struct CudaEvaluatorOptions {
   std::string nvcc;               // empty: /usr/local/cuda/bin/nvcc when it exists, else "nvcc" in $PATH
   std::string arch = "sm_90";     // -arch=<arch> (sm_90: H100/H200)
   std::vector<std::string> flags = {"-O3"};
-  double min_time_s = 0.5;        // per shape, per kernel (candidate and reference each)
-  int min_samples = 10;           // per shape, per kernel
-  int input_sets = 3;             // independent input sets checked per shape
-  double max_speedup = 50.0;      // a higher speedup is `rejected` (flagged for review)
+  MeasureOptions measure{.run_timeout_s = 120};
   bool flush_l2 = true;           // write over 2x the device's L2 before each sample
-  std::uint64_t seed = 1;         // input seed; the candidate never sees it
   double build_timeout_s = 300;   // nvcc wall clock
-  double run_timeout_s = 120;     // runner wall clock per invocation
-  std::filesystem::path work_dir;     // scratch; default: a fresh dir under $TMPDIR
+  std::filesystem::path work_dir;     // scratch; default: a fresh dir under the executor's ScratchRoot()
   std::filesystem::path runner_path;  // kestrel-cuda-runner; default: DefaultCudaRunnerPath()
-  // When enabled, the device probe and every runner job are Slurm jobs
-  // (docs/SLURM.md; gres "gpu:1" gives each its GPU); nvcc runs here.
-  SlurmOptions slurm;
+  // Where the device probe and every runner job run (a Slurm executor:
+  // docs/SLURM.md; gres "gpu:1" gives each its GPU) and where nvcc runs.
+  std::shared_ptr<const Executor> executor = LocalExecutor();
+  std::shared_ptr<const Executor> build_executor = LocalExecutor();
 };
 
 // Builds the task's reference with nvcc, runs it on the GPU on every shape
@@ -65,11 +61,10 @@ struct CudaDeviceReport {
 // `nvcc` empty: the default of CudaEvaluatorOptions. Runs kestrel-cuda-runner
 // --probe (the engine itself never links libcudart). Never throws.
 CudaDeviceReport DetectCuda(const std::string& nvcc = "");
-// The device part of DetectCuda with a given runner (nvcc fields left empty).
-// With an enabled `slurm` executor the probe is a Slurm job run in `dir`
-// (under its shared_dir): a compute node's devices.
-CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const SlurmOptions* slurm = nullptr,
-                                  double slurm_limit_s = 0, const std::filesystem::path& dir = {});
+// The device part of DetectCuda with a given runner (nvcc fields left empty),
+// run by `executor` in `dir`: under Slurm, a compute node's devices.
+CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const Executor& executor = *LocalExecutor(),
+                                  const std::filesystem::path& dir = {});
 
 // The last non-empty line of `nvcc --version` ("Build cuda_13.0..."): the
 // release that goes into the toolchain and `kestrel doctor`.
@@ -96,8 +91,7 @@ struct CudaCompileRequest {
   std::filesystem::path source;    // the shim (shim.cu), which includes kernel.cu
   std::filesystem::path library;   // the shared object to produce
   double timeout_s = 300;
-  const SlurmOptions* slurm = nullptr;  // non-null and enabled: nvcc runs as a Slurm job
-  double slurm_limit_s = 0;
+  std::shared_ptr<const Executor> executor = LocalExecutor();  // where nvcc runs
 };
 BuildResult CompileCudaLibrary(const CudaCompileRequest& request);
 
@@ -107,6 +101,6 @@ BuildResult CompileCudaLibrary(const CudaCompileRequest& request);
 BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, const std::filesystem::path& dir,
                                const std::string& nvcc, const std::string& arch,
                                const std::vector<std::string>& flags, double timeout_s,
-                               const SlurmOptions* slurm = nullptr, double slurm_limit_s = 0);
+                               std::shared_ptr<const Executor> executor = LocalExecutor());
 
 }  // namespace kestrel

@@ -12,7 +12,7 @@ Measurement Evaluator::Evaluate(const Candidate& candidate) {
   return Measure(candidate, build);
 }
 
-Measurement MeasureGuarded(const BuildResult& build, int input_sets, std::uint64_t seed,
+Measurement MeasureGuarded(const BuildResult& build, const MeasureOptions& options,
                            const std::function<Measurement()>& measure) {
   const auto start = std::chrono::steady_clock::now();
   Measurement measurement;
@@ -25,8 +25,8 @@ Measurement MeasureGuarded(const BuildResult& build, int input_sets, std::uint64
   }
   measurement.build_seconds = build.seconds;
   measurement.eval_seconds = Since(start);
-  measurement.input_sets = input_sets;
-  measurement.seed = seed;
+  measurement.input_sets = options.input_sets;
+  measurement.seed = options.seed;
   return measurement;
 }
 

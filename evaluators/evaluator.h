@@ -20,7 +20,8 @@
 #include "core/measurement.h"
 #include "core/roofline.h"
 #include "core/task.h"
-#include "evaluators/slurm_job.h"
+#include "evaluators/executor.h"
+#include "evaluators/measure_options.h"
 
 namespace kestrel {
 
@@ -66,40 +67,36 @@ class Evaluator {
 // turns an exception into a `rejected` "evaluator error: ..." Measurement
 // (Measure never throws), and fills the fields all of them fill: the build's
 // and the evaluation's seconds, the input sets and the seed.
-Measurement MeasureGuarded(const BuildResult& build, int input_sets, std::uint64_t seed,
+Measurement MeasureGuarded(const BuildResult& build, const MeasureOptions& options,
                            const std::function<Measurement()>& measure);
 
 struct CpuEvaluatorOptions {
   std::string compiler = "c++";
   std::vector<std::string> flags = {"-O3", "-march=native"};
   int threads = 1;                // OMP_NUM_THREADS etc. for the runner
-  double min_time_s = 0.5;        // per shape, per kernel (candidate and reference each)
-  int min_samples = 10;           // per shape, per kernel
-  int input_sets = 3;             // independent input sets checked per shape
-  // A higher speedup is `rejected`, flagged for review (its timings are kept)
-  // and never ranked (EVALUATION.md: default 50x). A task whose expert
-  // baseline is faster than half the cap lifts it to twice the baseline's
-  // speedup: the baseline proves such speeds are honest.
-  double max_speedup = 50.0;
+  // A task whose expert baseline is faster than half measure.max_speedup
+  // lifts the cap to twice the baseline's speedup: the baseline proves such
+  // speeds are honest.
+  MeasureOptions measure;
   // Before each timing sample the runner writes over a buffer twice the
   // size of the last-level cache (at most 128 MiB), so that each sample
   // starts cold (a batched sample of a microsecond kernel: its first call).
   // Each flush costs about that size over the memory bandwidth.
   bool flush_cache = false;
-  std::uint64_t seed = 1;         // input seed; the candidate never sees it
   double build_timeout_s = 120;   // compiler wall clock
-  double run_timeout_s = 60;      // runner wall clock per invocation
-  std::filesystem::path work_dir;     // scratch; default: a fresh dir under $TMPDIR (or slurm.shared_dir)
+  std::filesystem::path work_dir;     // scratch; default: a fresh dir under the executor's ScratchRoot()
   std::filesystem::path runner_path;  // kestrel-runner; default: next to the executable
   std::filesystem::path worker_path;  // kestrel-worker; default: next to the executable
   // "auto": every layer of the sandbox this machine offers (sandbox.h);
   // "none": no sandbox at all, by the user's explicit choice (every log
   // line of the run says so).
   std::string sandbox = "auto";
-  // When enabled, every runner job (the reference's, each candidate's, the
-  // baseline's) and the host probe are Slurm jobs (docs/SLURM.md); the work
-  // dir is made under slurm.shared_dir, which the nodes must see.
-  SlurmOptions slurm;
+  // Where every runner job (the reference's, each candidate's, the
+  // baseline's), the host probe and the calibration run (a Slurm executor:
+  // docs/SLURM.md; the work dir is then made under its shared folder) ...
+  std::shared_ptr<const Executor> executor = LocalExecutor();
+  // ... and where the compiler runs.
+  std::shared_ptr<const Executor> build_executor = LocalExecutor();
 };
 
 // Builds the task's reference, computes its outputs on every shape and input

@@ -1,11 +1,6 @@
 #include "evaluators/runner_job.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include <algorithm>
 #include <fstream>
@@ -18,47 +13,19 @@ namespace {
 
 constexpr double kSupervisorSlackSeconds = 10;
 
-// The job file of a Slurm job (the nodes cannot read our pipes): created
-// afresh, owner-only, never through a link or FIFO left at its path.
-Status WriteJobFile(const std::filesystem::path& path, const std::string& text) {
-  ::unlink(path.c_str());
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Fail(Error::Io("cannot create " + path.string() + ": " + std::strerror(errno)));
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t put = ::write(fd, text.data() + written, text.size() - written);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) break;
-    written += static_cast<std::size_t>(put);
-  }
-  const bool ok = ::close(fd) == 0 && written == text.size();
-  if (!ok) return Fail(Error::Io("cannot write " + path.string()));
-  return {};
-}
-
 }  // namespace
 
-JobRun RunRunnerJob(const RunnerProcess& process, const Job& job, const std::filesystem::path& dir,
-                    const std::string& phase) {
+JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, const Job& job,
+                    const std::filesystem::path& dir, const std::string& phase) {
   JobRun run;
   Job sent = job;
   sent.nonce = MakeNonce();
   sent.timeout_s = process.timeout_s;
-  const bool slurm = process.slurm != nullptr && process.slurm->enabled;
   SubprocessOptions options;
   options.argv = process.argv;
-  if (slurm) {
-    const auto job_file = dir / (job.mode + ".json");
-    if (auto written = WriteJobFile(job_file, JobToJson(sent)); !written) {
-      run.failure = Verdict(Outcome::kRejected, "evaluator error: " + written.error().message(), "");
-      return run;
-    }
-    options.argv.push_back(job_file.string());
-  } else {
-    // The job travels on the runner's stdin: no file a kernel could read.
-    options.argv.push_back("-");
-    options.stdin_data = JobToJson(sent);
-  }
+  // The job travels on the runner's stdin: no file a kernel could read.
+  options.argv.push_back("-");
+  options.stdin_data = JobToJson(sent);
   std::uint64_t output_bytes = 0;
   if (job.mode == "outputs") {
     const auto segments = OutputSegments(job);
@@ -74,10 +41,9 @@ JobRun RunRunnerJob(const RunnerProcess& process, const Job& job, const std::fil
   options.file_size_limit_bytes = std::max(process.file_size_limit_bytes, 2 * output_bytes);
   options.result_pipe = true;
 
-  auto ran = RunWith(process.slurm, process.slurm_limit_s, options, job.mode);
+  auto ran = executor.Run(options, job.mode);
   if (!ran) {
-    const std::string how = slurm ? "cannot submit " + process.name + " to Slurm: " : "cannot start " + process.name + ": ";
-    run.failure = Verdict(Outcome::kRejected, "evaluator error: " + how + ran.error().message(), "");
+    run.failure = Verdict(Outcome::kRejected, "evaluator error: cannot start " + process.name + ": " + ran.error().message(), "");
     return run;
   }
   run.log = ran->log;
@@ -127,7 +93,7 @@ JobRun RunRunnerJob(const RunnerProcess& process, const Job& job, const std::fil
   return run;
 }
 
-Result<HostInfo> ProbeHost(const RunnerProcess& process, const std::filesystem::path& dir) {
+Result<HostInfo> ProbeHost(const Executor& executor, const RunnerProcess& process, const std::filesystem::path& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   SubprocessOptions options;
@@ -136,7 +102,7 @@ Result<HostInfo> ProbeHost(const RunnerProcess& process, const std::filesystem::
   options.cwd = dir;
   options.timeout_s = process.timeout_s;
   options.result_pipe = true;
-  auto ran = RunWith(process.slurm, process.slurm_limit_s, options, "host");
+  auto ran = executor.Run(options, "host");
   if (!ran) return Fail(ran.error());
   if (!ran->Succeeded()) {
     return Fail(Error::Io(process.name + " --host " + ran->Describe(process.timeout_s) +

@@ -4,10 +4,9 @@
 // cpu and cuda evaluators, which differ only in the process they start and
 // its limits.
 //
-// The job, with a fresh nonce, goes to the runner on its stdin (with the
-// Slurm executor: in dir/<mode>.json, created afresh and owner-only); the
-// runner runs here (RunSubprocess, its result on a pipe) or as a Slurm job
-// (RunAsSlurmJob, its result in a file of the shared folder). The verdict:
+// The job, with a fresh nonce, goes to the runner on its stdin; the runner
+// runs on an Executor (here: its result on a pipe; a Slurm job: its stdin
+// and result in files of the shared folder). The verdict:
 // the supervisor's own on a kernel's worker (JobResult::verdict) when it
 // gives one; else a wall-clock timeout or a CPU-time limit is `timed_out`;
 // a signal, a nonzero exit, a job Slurm lost, or no result is `crashed`; a
@@ -22,7 +21,7 @@
 
 #include "core/measurement.h"
 #include "evaluators/job.h"
-#include "evaluators/slurm_job.h"
+#include "evaluators/executor.h"
 
 namespace kestrel {
 
@@ -37,9 +36,6 @@ struct RunnerProcess {
   double cpu_limit_s = 0;                // the wall clock times the threads, plus kRunnerCpuSlackSeconds
   std::uint64_t memory_limit_bytes = 0;
   std::uint64_t file_size_limit_bytes = 1ULL << 30;  // raised to twice an outputs job's output
-  // Non-null and enabled: run as a Slurm job; slurm_limit_s is its time limit in seconds.
-  const SlurmOptions* slurm = nullptr;
-  double slurm_limit_s = 0;
 };
 
 // The parsed result, or the Measurement that ends the evaluation.
@@ -50,12 +46,12 @@ struct JobRun {
 };
 
 // `phase` words the verdicts: "checking outputs", "timing", ...
-JobRun RunRunnerJob(const RunnerProcess& process, const Job& job, const std::filesystem::path& dir,
-                    const std::string& phase);
+JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, const Job& job,
+                    const std::filesystem::path& dir, const std::string& phase);
 
-// `<argv> --host` (in `dir`, made if missing), here or as a Slurm job: the
-// HostInfo of the machine the runner's jobs run on. An error says why the
-// probe failed (for Slurm: the job's end and output).
-Result<HostInfo> ProbeHost(const RunnerProcess& process, const std::filesystem::path& dir);
+// `<argv> --host` (in `dir`, made if missing) on `executor`: the HostInfo of
+// the machine the runner's jobs run on. An error says why the probe failed
+// (for Slurm: the job's end and output).
+Result<HostInfo> ProbeHost(const Executor& executor, const RunnerProcess& process, const std::filesystem::path& dir);
 
 }  // namespace kestrel

@@ -44,7 +44,7 @@ struct SubprocessResult {
   std::string log;          // stdout and stderr, interleaved, trimmed
   std::string result;       // what it wrote on fd 3 (result_pipe only)
   bool result_truncated = false;
-  // Set when a cluster scheduler ran the program (RunAsSlurmJob):
+  // Set when a cluster scheduler ran the program (a Slurm executor, slurm_executor.h):
   std::string job;   // "Slurm job 12 on node1"
   std::string lost;  // non-empty: the scheduler ended the job, not the program
                      // ("Slurm job 12 was cancelled", "... ended NODE_FAIL")

@@ -81,11 +81,11 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
   fields.String("compiler", out.compiler);
   fields.StringList("flags", out.flags);
   fields.Integer("threads", out.threads, 1, 4096);
-  fields.Number("min_time", out.min_time_s, 0.0, 3600.0);
-  fields.Integer("min_samples", out.min_samples, 1, 1'000'000);
-  fields.Integer("input_sets", out.input_sets, 1, 100);
-  fields.Number("timeout_s", out.timeout_s, 0.1, 86400.0);
-  fields.Number("max_speedup", out.max_speedup, 1.0, 1e9);
+  fields.Number("min_time", out.measure.min_time_s, 0.0, 3600.0);
+  fields.Integer("min_samples", out.measure.min_samples, 1, 1'000'000);
+  fields.Integer("input_sets", out.measure.input_sets, 1, 100);
+  fields.Number("timeout_s", out.measure.run_timeout_s, 0.1, 86400.0);
+  fields.Number("max_speedup", out.measure.max_speedup, 1.0, 1e9);
   fields.Boolean("flush_cache", out.flush_cache);
   fields.OneOf("sandbox", out.sandbox, {"auto", "none"});
   if (out.compiler.empty() && !cuda) fields.Fail("compiler", "a compiler command");
@@ -244,11 +244,11 @@ Status Validate(const RunConfig& config, const std::string& origin) {
 // Each kind's own fields only, so that the document parses back.
 static json ToJson(const EvaluatorConfig& evaluator) {
   json out = {{"kind", evaluator.kind},
-              {"min_time", evaluator.min_time_s},
-              {"min_samples", evaluator.min_samples},
-              {"max_speedup", evaluator.max_speedup},
-              {"input_sets", evaluator.input_sets},
-              {"timeout_s", evaluator.timeout_s}};
+              {"min_time", evaluator.measure.min_time_s},
+              {"min_samples", evaluator.measure.min_samples},
+              {"max_speedup", evaluator.measure.max_speedup},
+              {"input_sets", evaluator.measure.input_sets},
+              {"timeout_s", evaluator.measure.run_timeout_s}};
   if (evaluator.kind == "command") {
     out["build"] = evaluator.build;
     out["run"] = evaluator.run;

@@ -13,6 +13,7 @@
 
 #include "core/duration.h"
 #include "core/error.h"
+#include "evaluators/evaluator_config.h"
 
 namespace kestrel {
 
@@ -41,26 +42,6 @@ struct MutatorConfig {
   double price_output_per_mtok = 0.0;
 };
 
-struct EvaluatorConfig {
-  std::string kind = "cpu";
-  std::string compiler = "c++";
-  std::vector<std::string> flags = {"-O3", "-march=native"};
-  int threads = 1;
-  double min_time_s = 0.5;
-  int min_samples = 10;
-  int input_sets = 3;
-  double timeout_s = 60;  // per runner invocation
-  double max_speedup = 50;    // a higher speedup is flagged for review, not ranked (CpuEvaluatorOptions)
-  bool flush_cache = false;   // evict the caches before each timing sample
-  std::string sandbox = "auto";  // kind "cpu": "auto" (every layer available) or "none" (unconfined, by choice)
-  // kind "command" (evaluators/command_evaluator.h): argv templates with
-  // placeholders; build may be empty. timeout_s is the run command's.
-  std::string arch = "sm_90";  // kind "cuda": nvcc -arch (compiler: the nvcc, "" for the default)
-  std::vector<std::string> build;
-  std::vector<std::string> run;
-  double build_timeout_s = 600;
-};
-
 struct BudgetConfig {
   std::optional<Seconds> time;
   std::optional<std::int64_t> evaluations;
@@ -82,19 +63,6 @@ struct ParallelConfig {
 struct ConfirmConfig {
   int top = 3;
   int rounds = 2;
-};
-
-// Where the measure step runs (docs/SLURM.md). "local": here; "slurm": every
-// evaluator's measure step as Slurm jobs (up to parallel.measure_slots at
-// once), through a folder the nodes share; with `builds`, the builds too.
-struct ExecutorConfig {
-  std::string kind = "local";
-  std::string partition;
-  std::string gres;
-  std::string time_limit = "10:00";
-  std::string shared_dir;
-  std::vector<std::string> sbatch_args;
-  bool builds = false;
 };
 
 struct RunConfig {

@@ -11,10 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/host.h"
-#include "evaluators/command_evaluator.h"
-#if KESTREL_WITH_CUDA
-#include "evaluators/cuda_evaluator.h"
-#endif
+#include "evaluators/make_evaluator.h"
 #include "search/mutators/llm_mutator.h"
 #include "store/store.h"
 
@@ -24,82 +21,6 @@ std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::p
   std::vector<std::filesystem::path> dirs{BuiltinTasksDir()};
   dirs.insert(dirs.end(), extra.begin(), extra.end());
   return dirs;
-}
-
-namespace {
-
-SlurmOptions SlurmFor(const ExecutorConfig& executor) {
-  SlurmOptions slurm;
-  if (executor.kind != "slurm") return slurm;
-  slurm.enabled = true;
-  slurm.partition = executor.partition;
-  slurm.gres = executor.gres;
-  slurm.time_limit = executor.time_limit;
-  slurm.shared_dir = executor.shared_dir;
-  slurm.sbatch_args = executor.sbatch_args;
-  slurm.builds = executor.builds;
-  return slurm;
-}
-
-}  // namespace
-
-Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const EvaluatorConfig& config, std::uint64_t seed,
-                                                 const std::filesystem::path& runner_path,
-                                                 const ExecutorConfig& executor) {
-  if (config.kind == "command") {
-    CommandEvaluatorOptions options;
-    options.build = config.build;
-    options.run = config.run;
-    options.build_timeout_s = config.build_timeout_s;
-    options.run_timeout_s = config.timeout_s;
-    options.min_time_s = config.min_time_s;
-    options.min_samples = config.min_samples;
-    options.input_sets = config.input_sets;
-    options.max_speedup = config.max_speedup;
-    options.seed = seed;
-    options.slurm = SlurmFor(executor);
-    return MakeCommandEvaluator(task, options);
-  }
-  if (config.kind == "cuda") {
-#if KESTREL_WITH_CUDA
-    CudaEvaluatorOptions options;
-    options.nvcc = config.compiler;
-    options.arch = config.arch;
-    options.flags = config.flags;
-    options.min_time_s = config.min_time_s;
-    options.min_samples = config.min_samples;
-    options.input_sets = config.input_sets;
-    options.max_speedup = config.max_speedup;
-    options.run_timeout_s = config.timeout_s;
-    options.seed = seed;
-    options.slurm = SlurmFor(executor);
-    return MakeCudaEvaluator(task, options);
-#else
-    return Fail(Error::Unsupported("evaluator.kind \"cuda\": this build has no CUDA evaluator (no CUDA toolkit in "
-                                   "/usr/local/cuda when it was configured)"));
-#endif
-  }
-  if (config.kind != "cpu") return Fail(Error::InvalidArgument("evaluator.kind: '" + config.kind + "' is not available"));
-  if (task.language != "cpp") {
-    return Fail(Error::InvalidArgument("task " + task.name + ": the cpu evaluator runs cpp kernels, and this is a " +
-                                       task.language + " task; use \"evaluator\": {\"kind\": \"" +
-                                       (task.language == "cuda" ? "cuda" : "command") + "\"} in a run config"));
-  }
-  CpuEvaluatorOptions options;
-  options.compiler = config.compiler;
-  options.flags = config.flags;
-  options.threads = config.threads;
-  options.min_time_s = config.min_time_s;
-  options.min_samples = config.min_samples;
-  options.max_speedup = config.max_speedup;
-  options.flush_cache = config.flush_cache;
-  options.input_sets = config.input_sets;
-  options.run_timeout_s = config.timeout_s;
-  options.seed = seed;
-  options.runner_path = runner_path;
-  options.sandbox = config.sandbox;
-  options.slurm = SlurmFor(executor);
-  return MakeCpuEvaluator(task, options);
 }
 
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,

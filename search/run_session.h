@@ -30,12 +30,6 @@ struct SearchOptions {
 // The built-in tasks folder followed by `extra`.
 std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::path>& extra);
 
-// The evaluator a run config asks for (builds the task's reference); the
-// executor says where the command evaluator's run step goes (here or Slurm).
-Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const EvaluatorConfig& config, std::uint64_t seed,
-                                                 const std::filesystem::path& runner_path,
-                                                 const ExecutorConfig& executor = {});
-
 // One mutator per config entry, in order; an unavailable kind is InvalidArgument.
 // An llm entry reads its API key from the environment (api_key_env) now: a
 // missing key is InvalidArgument naming the variable. `task` and `host` go

@@ -2,8 +2,8 @@
 // (evaluators/job.h). It never loads a kernel: each kernel runs in a
 // kestrel-worker it starts in its sandbox (runner/worker_process.h), while
 // it keeps the job, the inputs, the clock and the judgement of every call.
-// The job comes on stdin ("-"; with the Slurm executor, a file the engine
-// created for it) and exactly one result JSON goes to fd 3 (stdout when fd
+// The job comes on stdin ("-"; or a file named on the command line, when
+// run by hand) and exactly one result JSON goes to fd 3 (stdout when fd
 // 3 is not open, for debugging by hand). kestrel-runner --host writes the
 // machine's HostInfo there instead (the Slurm executor asks a compute
 // node). What the workers print is forwarded to stdout, which the engine

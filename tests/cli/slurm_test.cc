@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_workspace.h"
-#include "evaluators/slurm_job.h"
+#include "evaluators/slurm_executor.h"
 #include "evaluators/subprocess.h"
 #include "testing.h"
 
@@ -136,11 +136,10 @@ void axpy(const float* x, float* y, int64_t n) {
 )";
 
 TEST_SUITE("slurm") {
-  TEST_CASE("RunAsSlurmJob keeps RunSubprocess's contract: result on fd 3, environment, limits, timeout") {
+  TEST_CASE("the Slurm executor keeps RunSubprocess's contract: stdin, result on fd 3, environment, limits, timeout") {
     REQUIRE_SLURM();
     testing::TempDir dir;
     SlurmOptions slurm;
-    slurm.enabled = true;
     slurm.partition = "kestrel";
     slurm.time_limit = "5:00";
     slurm.shared_dir = dir.path();
@@ -153,13 +152,16 @@ TEST_SUITE("slurm") {
       process.env = EnvironmentWith({"KESTREL_SLURM_PROBE=it's set"});
       process.cpu_limit_s = 2;
       process.file_size_limit_bytes = 4096;
-      auto ran = RunAsSlurmJob(slurm, process, stem, 300);
+      process.stdin_data = "from stdin";
+      auto executor = MakeSlurmExecutor(slurm);
+      REQUIRE_MESSAGE(executor.has_value(), executor.error().message());
+      auto ran = (*executor)->Run(process, stem);
       REQUIRE_MESSAGE(ran.has_value(), ran.error().message());
       return *ran;
     };
-    const SubprocessResult ok = job("echo \"$KESTREL_SLURM_PROBE\" >&3; echo to the log", "ok");
+    const SubprocessResult ok = job("echo \"$KESTREL_SLURM_PROBE\" >&3; cat >&3; echo to the log", "ok");
     CHECK(ok.Succeeded());
-    CHECK(ok.result == "it's set\n");
+    CHECK(ok.result == "it's set\nfrom stdin");
     CHECK(Contains(ok.log, "to the log"));
     CHECK(Contains(ok.job, "Slurm job "));
 
@@ -223,7 +225,10 @@ TEST_SUITE("slurm") {
                               "{answer}", "{nonce}",
                               "{seed}",   "{min_time}",
                               "{min_samples}", "{shapes}"};
-    const std::string config = WriteConfig(workspace, Config(workspace, run_command, "1"));  // one minute
+    json hang_config = Config(workspace, run_command, "1");  // one minute
+    // The run command's own wall clock above Slurm's limit: Slurm's TIMEOUT ends the hung jobs.
+    hang_config["evaluator"]["timeout_s"] = 120;
+    const std::string config = WriteConfig(workspace, hang_config);
     const Exec run = workspace.Run({"run", config, "--max-evals", "4", "--quiet"});
     INFO("run stderr: " << run.err);
     REQUIRE(run.code == 0);

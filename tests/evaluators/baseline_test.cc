@@ -46,7 +46,7 @@ TEST_SUITE("baseline") {
 
   TEST_CASE("the speedup cap flags for review, and a baseline lifts it to twice its own speedup") {
     CpuEvaluatorOptions options = testing::FastOptions();
-    options.max_speedup = 0.5;  // below the reference itself
+    options.measure.max_speedup = 0.5;  // below the reference itself
     SUBCASE("no baseline: flagged, with the timings kept for review") {
       auto evaluator = MakeCpuEvaluator(testing::MakeScaleTask(), options);
       REQUIRE(evaluator.has_value());

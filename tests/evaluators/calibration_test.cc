@@ -57,8 +57,8 @@ TEST_SUITE("calibration") {
     REQUIRE_MESSAGE(task.has_value(), task.error().message());
     CpuEvaluatorOptions options = testing::FastOptions();
     options.flags = {"-O3", "-march=native"};
-    options.min_time_s = 0.05;
-    options.min_samples = 5;
+    options.measure.min_time_s = 0.05;
+    options.measure.min_samples = 5;
     auto evaluator = MakeCpuEvaluator(*task, options);
     REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
     auto calibration = (*evaluator)->Calibrate();
@@ -98,7 +98,7 @@ TEST_SUITE("calibration") {
       for (const ShapeTiming& shape : m.shapes) CHECK(shape.roofline_fraction > kImplausibleFraction);
     }
     SUBCASE("a speedup above the cap is rejected") {
-      options.max_speedup = 1.01;  // the seed is several times faster than the reference
+      options.measure.max_speedup = 1.01;  // the seed is several times faster than the reference
       auto capped = MakeCpuEvaluator(*task, options);
       REQUIRE(capped.has_value());
       const Measurement m = (*capped)->Evaluate(seed);

@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include <doctest.h>
@@ -35,9 +36,9 @@ CommandEvaluatorOptions ExampleOptions() {
   CommandEvaluatorOptions options;
   options.build = evaluator.at("build").get<std::vector<std::string>>();
   options.run = evaluator.at("run").get<std::vector<std::string>>();
-  options.min_time_s = 0.02;
-  options.min_samples = 5;
-  options.run_timeout_s = 60;
+  options.measure.min_time_s = 0.02;
+  options.measure.min_samples = 5;
+  options.measure.run_timeout_s = 60;
   return options;
 }
 
@@ -62,8 +63,8 @@ CommandEvaluatorOptions FakeOptions() {
   CommandEvaluatorOptions options;
   options.run = {"bash", (testing::SourceDir() / "tests" / "evaluators" / "command" / "fake_harness.sh").string(),
                  "{source}", "{answer}", "{nonce}"};
-  options.run_timeout_s = 2;
-  options.min_samples = 3;
+  options.measure.run_timeout_s = 2;
+  options.measure.min_samples = 3;
   return options;
 }
 
@@ -83,7 +84,56 @@ Measurement EvalFake(const std::string& mode) {
   return m;
 }
 
+// Runs every program here, naming the run command's runs as a cluster's jobs;
+// with `ending` set, the run command's runs end so instead, without running.
+class ClusterLike final : public Executor {
+ public:
+  std::optional<SubprocessResult> ending;
+
+  Result<SubprocessResult> Run(const SubprocessOptions& process, const std::string& stem) const override {
+    if (stem == "run" && ending) return *ending;
+    auto ran = LocalExecutor()->Run(process, stem);
+    if (ran && stem == "run") ran->job = "Slurm job 7 on node1";
+    return ran;
+  }
+  bool RunsHere() const override { return true; }
+  std::filesystem::path ScratchRoot() const override { return LocalExecutor()->ScratchRoot(); }
+};
+
 TEST_SUITE("command_evaluator") {
+  TEST_CASE("the run command's executor says how it ended: its job, a lost job, the scheduler's time limit") {
+    auto cluster = std::make_shared<ClusterLike>();
+    CommandEvaluatorOptions options = FakeOptions();
+    options.executor = cluster;
+    auto made = MakeCommandEvaluator(ExampleTask(), options);
+    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    Evaluator& evaluator = **made;
+    const auto evaluate = [&] {
+      const Measurement m = evaluator.Evaluate(Candidate{"/* honest */", {}, evaluator.Toolchain(), {}});
+      INFO(ToString(m.outcome) << ": " << m.reason << "\n" << m.log);
+      return m;
+    };
+    const Measurement measured = evaluate();
+    CHECK(measured.outcome == Outcome::kMeasured);
+    CHECK(Contains(measured.log, "measured by Slurm job 7 on node1"));
+
+    SubprocessResult cancelled;
+    cancelled.job = "Slurm job 8";
+    cancelled.lost = "Slurm job 8 was cancelled";
+    cluster->ending = cancelled;
+    const Measurement lost = evaluate();
+    CHECK(lost.outcome == Outcome::kCrashed);
+    CHECK(lost.reason == "Slurm job 8 was cancelled");
+
+    SubprocessResult limit = cancelled;
+    limit.timed_out = true;
+    limit.lost = "Slurm job 8 hit its time limit (1)";
+    cluster->ending = limit;
+    const Measurement timed_out = evaluate();
+    CHECK(timed_out.outcome == Outcome::kTimedOut);
+    CHECK(timed_out.reason == "Slurm job 8 hit its time limit (1)");
+  }
+
   TEST_CASE("the shipped example measures its seed, and a better knob setting is faster") {
     const Task task = ExampleTask();
     const std::string seed = task.seeds.at(0).text;
@@ -204,25 +254,6 @@ TEST_SUITE("command_evaluator") {
       options.run = config.at("evaluator").at("run").get<std::vector<std::string>>();
       CHECK_MESSAGE(ValidateCommands(options).has_value(), platform);
     }
-  }
-
-  TEST_CASE("Slurm helpers: time limits and the shell line of a run command") {
-    CHECK(ParseSlurmTime("30").value() == 1800);
-    CHECK(ParseSlurmTime("10:00").value() == 600);
-    CHECK(ParseSlurmTime("1:02:03").value() == 3723);
-    CHECK(ParseSlurmTime("2-0").value() == 2 * 86400);
-    CHECK(ParseSlurmTime("1-12:30").value() == 86400 + 12 * 3600 + 30 * 60);
-    for (const char* bad : {"", "ten", "1:2:3:4", "-1", "1--2", "5:"}) {
-      CAPTURE(bad);
-      CHECK_FALSE(ParseSlurmTime(bad).has_value());
-    }
-    CHECK(ShellQuote({"bench", "a b", "it's", "{\"n\":1}"}) == R"('bench' 'a b' 'it'\''s' '{"n":1}')");
-
-    CommandEvaluatorOptions no_dir = FakeOptions();
-    no_dir.slurm.enabled = true;
-    auto refused = MakeCommandEvaluator(ExampleTask(), no_dir);
-    REQUIRE_FALSE(refused.has_value());
-    CHECK_MESSAGE(Contains(refused.error().message(), "executor.shared_dir"), refused.error().message());
   }
 
   TEST_CASE("a bad set-up is refused when the evaluator is made") {

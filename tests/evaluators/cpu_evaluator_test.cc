@@ -64,7 +64,7 @@ TEST_SUITE("cpu_evaluator") {
   TEST_CASE("flush_cache: every candidate sample starts after the caches were written over") {
     CpuEvaluatorOptions options = testing::FastOptions();
     options.flush_cache = true;
-    options.run_timeout_s = 60;  // each sample is preceded by writing up to 128 MiB
+    options.measure.run_timeout_s = 60;  // each sample is preceded by writing up to 128 MiB
     auto made = MakeCpuEvaluator(testing::MakeScaleTask(), options);
     REQUIRE_MESSAGE(made.has_value(), made.error().message());
     const Measurement m = (*made)->Evaluate(testing::MakeCandidate(**made, "scale_ref", {}));

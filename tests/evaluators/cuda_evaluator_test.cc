@@ -66,9 +66,9 @@ bool HaveGpu() { return Devices().devices > 0; }
 
 CudaEvaluatorOptions FastOptions() {
   CudaEvaluatorOptions options;
-  options.min_time_s = 0.05;
-  options.min_samples = 5;
-  options.run_timeout_s = 60;
+  options.measure.min_time_s = 0.05;
+  options.measure.min_samples = 5;
+  options.measure.run_timeout_s = 60;
   options.work_dir = Scratch() / "evaluator";
   options.runner_path = testing::Env("KESTREL_CUDA_RUNNER");
   return options;

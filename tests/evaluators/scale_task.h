@@ -36,9 +36,9 @@ inline Task MakeScaleTask() {
 inline CpuEvaluatorOptions FastOptions() {
   CpuEvaluatorOptions options;
   options.flags = {"-O2"};
-  options.min_time_s = 0.02;
-  options.min_samples = 5;
-  options.run_timeout_s = 3;
+  options.measure.min_time_s = 0.02;
+  options.measure.min_samples = 5;
+  options.measure.run_timeout_s = 3;
   options.build_timeout_s = 60;
   options.runner_path = RunnerPath();
   options.worker_path = WorkerPath();

@@ -15,9 +15,9 @@ TEST_SUITE("cpu_evaluator") {
     REQUIRE_MESSAGE(task.has_value(), task.error().message());
     CpuEvaluatorOptions options = testing::FastOptions();
     options.flags = {"-O3", "-march=native"};
-    options.min_time_s = 0.3;
-    options.min_samples = 10;
-    options.run_timeout_s = 60;
+    options.measure.min_time_s = 0.3;
+    options.measure.min_samples = 10;
+    options.measure.run_timeout_s = 60;
     auto evaluator = MakeCpuEvaluator(*task, options);
     REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
     const Candidate candidate{task->reference.text, {}, (*evaluator)->Toolchain(), (*evaluator)->Flags()};

@@ -1,0 +1,113 @@
+#include "evaluators/diagnosis.h"
+
+#include <array>
+#include <utility>
+
+#include "evaluators/command_evaluator.h"
+#include "evaluators/compiler.h"
+#include "evaluators/cpu_evaluator.h"
+#if KESTREL_WITH_CUDA
+#include "evaluators/cuda_evaluator.h"
+#endif
+#include "evaluators/sandbox.h"
+#include "evaluators/subprocess.h"
+
+namespace kestrel {
+namespace {
+
+constexpr std::array<std::pair<CheckState, std::string_view>, 3> kStateNames{
+    {{CheckState::kOk, "ok"}, {CheckState::kWarn, "warn"}, {CheckState::kFail, "fail"}}};
+
+Check CheckCompiler(const std::string& compiler) {
+  auto version = CompilerVersion(compiler);
+  if (!version) {
+    return {"compiler", CheckState::kFail, version.error().message(), "apt-get install g++ (or set evaluator.compiler)"};
+  }
+  return {"compiler", CheckState::kOk, compiler + ": " + *version, ""};
+}
+
+Check CheckRunner() {
+  auto runner = DefaultRunnerPath();
+  if (!runner) return {"runner", CheckState::kFail, runner.error().message(), "build it: scripts/setup"};
+  auto worker = DefaultWorkerPath();
+  if (!worker) return {"runner", CheckState::kFail, worker.error().message(), "build it: scripts/setup"};
+  return {"runner", CheckState::kOk, runner->string() + " (supervisor), " + worker->string() + " (one per kernel)", ""};
+}
+
+// One line per layer of the sandbox a kernel runs in (sandbox.h); a missing
+// layer fails: LLM-written kernels are refused without it.
+void CheckSandbox(std::vector<Check>& checks) {
+  const SandboxReport report = DetectSandbox();
+  for (const auto& [layer, state] : report.Layers()) {
+    const bool missing = state.rfind("MISSING", 0) == 0;
+    std::string fix;
+    if (missing && layer == "seccomp") fix = "a kernel with seccomp filters, and libseccomp";
+    if (missing && layer != "seccomp") fix = "apt-get install bubblewrap, and allow user namespaces";
+    checks.push_back({"sandbox: " + layer, missing ? CheckState::kFail : CheckState::kOk, state, fix});
+  }
+}
+
+// nvcc and a GPU, for the cuda evaluator (docs/CUDA.md). No GPU is a
+// warning: cpu and command evaluations do not need one.
+Check CheckCuda() {
+#if KESTREL_WITH_CUDA
+  const CudaDeviceReport report = DetectCuda();
+  if (!report.nvcc_found) {
+    return {"cuda", CheckState::kWarn, "nvcc not found: cuda tasks cannot build", "install the CUDA toolkit"};
+  }
+  if (report.devices == 0) {
+    return {"cuda", CheckState::kWarn, "nvcc " + report.nvcc_version + "; no GPU found (" + report.detail + ")",
+            "cuda tasks need an NVIDIA GPU and its driver"};
+  }
+  return {"cuda", CheckState::kOk,
+          "nvcc " + report.nvcc_version + "; " + std::to_string(report.devices) + " GPU(s): " + report.detail, ""};
+#else
+  return {"cuda", CheckState::kWarn, "this build has no CUDA evaluator (no toolkit in /usr/local/cuda when configured)",
+          "install the CUDA toolkit and run scripts/setup again"};
+#endif
+}
+
+// The command evaluator's commands (kind "command"): placeholders, and the
+// programs that do not depend on a placeholder.
+Check CheckCommandEvaluator(const EvaluatorConfig& config) {
+  CommandEvaluatorOptions options;
+  options.build = config.build;
+  options.run = config.run;
+  if (auto valid = ValidateCommands(options); !valid) {
+    return {"evaluator", CheckState::kFail, valid.error().message(), "fix the run config"};
+  }
+  for (const auto* argv : {&config.build, &config.run}) {
+    if (argv->empty() || argv->front().find('{') != std::string::npos) continue;
+    if (auto found = FindProgram(argv->front()); !found) {
+      return {"evaluator", CheckState::kFail, found.error().message(), "install it or fix the run config"};
+    }
+  }
+  return {"evaluator", CheckState::kOk,
+          "command: run " + config.run.front() + " (the reference is measured through it when a run starts)", ""};
+}
+
+}  // namespace
+
+std::string_view ToString(CheckState state) {
+  for (const auto& [value, name] : kStateNames) {
+    if (value == state) return name;
+  }
+  return "?";
+}
+
+std::optional<CheckState> ParseCheckState(std::string_view text) {
+  for (const auto& [value, name] : kStateNames) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
+}
+
+std::vector<Check> Diagnose(const EvaluatorConfig& config) {
+  std::vector<Check> checks = {CheckCompiler(config.compiler), CheckRunner()};
+  CheckSandbox(checks);
+  checks.push_back(CheckCuda());
+  if (config.kind == "command") checks.push_back(CheckCommandEvaluator(config));
+  return checks;
+}
+
+}  // namespace kestrel
