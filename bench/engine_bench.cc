@@ -542,6 +542,7 @@ RunResult RunEngine(Store& store, const StoreIds& ids, const Task& task, BenchEv
   options.run_id = result.run_id;
   options.graph_id = ids.graph_id;
   options.host_id = ids.host_id;
+  options.budget = std::make_shared<Budget>(config.budget);
   result.start = Clock::now();
   Engine engine(store, task, evaluator, config, std::move(mutators), std::move(strategy), options);
   result.summary = OrDie(engine.Run(), "Engine::Run");

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/session_printer.h"
 #include "search/run_session.h"
 
 namespace kestrel::cli {
@@ -222,20 +223,24 @@ void AddProgressFlags(CLI::App& command, ProgressFlags& flags) {
 
 void ApplyProgressFlags(const ProgressFlags& flags, SearchOptions& options) {
   options.progress = flags.quiet ? nullptr : &std::cerr;
+  if (!flags.quiet) options.events = PrintSessionEvents(std::cerr);
   options.progress_mode = flags.each                  ? ProgressMode::kEachResult
                           : ::isatty(STDERR_FILENO)   ? ProgressMode::kLive
                                                       : ProgressMode::kInterval;
   options.log_interval_s = flags.log_interval;
 }
 
-std::string StopReasonText(const std::string& reason) {
-  if (reason == "time") return "the time budget is spent (time)";
-  if (reason == "evaluations") return "the evaluation budget is spent (evaluations)";
-  if (reason == "usd") return "the LLM spend budget is spent (usd)";
-  if (reason == "plateau") return "no new best within the plateau budget (plateau)";
-  if (reason == "exhausted") return "nothing left to try: every candidate's mutators declined (exhausted)";
-  if (reason == "signal") return "interrupted by a signal; `kestrel resume` continues it (signal)";
-  return reason;
+std::string StopReasonText(const StopReason& reason) {
+  switch (reason.kind) {
+    case StopKind::kTime: return "the time budget is spent (time)";
+    case StopKind::kEvaluations: return "the evaluation budget is spent (evaluations)";
+    case StopKind::kUsd: return "the LLM spend budget is spent (usd)";
+    case StopKind::kPlateau: return "no new best within the plateau budget (plateau)";
+    case StopKind::kExhausted: return "nothing left to try: every candidate's mutators declined (exhausted)";
+    case StopKind::kSignal: return "interrupted by a signal; `kestrel resume` continues it (signal)";
+    case StopKind::kError: break;
+  }
+  return ToString(reason);
 }
 
 void PrintRunSummary(const RunSummary& summary, bool json) {
@@ -247,7 +252,7 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
                                 {"outcomes", summary.outcomes},
                                 {"best_node", summary.best_node ? nlohmann::json(*summary.best_node) : nlohmann::json()},
                                 {"best_speedup", summary.best_speedup},
-                                {"stop_reason", summary.stop_reason},
+                                {"stop_reason", ToString(summary.stop_reason)},
                                 {"seconds", summary.seconds}}
                      .dump(2)
               << "\n";

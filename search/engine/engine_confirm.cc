@@ -62,7 +62,7 @@ std::optional<Engine::Impl::Job> Engine::Impl::IncumbentJobLocked(NodeId challen
   if (config_.confirm.rounds <= 0 || incumbent_ == 0 || incumbent_ == challenger) return std::nullopt;
   const auto incumbent_speedup = graph_.Node(incumbent_).speedup;
   if (!incumbent_speedup || speedup <= *incumbent_speedup) return std::nullopt;
-  if (stop_reason_ && *stop_reason_ != "evaluations") return std::nullopt;
+  if (stop_reason_ && stop_reason_->kind != StopKind::kEvaluations) return std::nullopt;
   return JobFor(incumbent_);
 }
 
@@ -79,7 +79,7 @@ void Engine::Impl::Confirm(Event& event) {
   for (int round = 0; round < config_.confirm.rounds; ++round) {
     {
       std::lock_guard lock(mutex_);
-      if (stop_reason_ && *stop_reason_ != "evaluations") break;
+      if (stop_reason_ && stop_reason_->kind != StopKind::kEvaluations) break;
     }
     event.confirmations.emplace_back(event.job.node, evaluator_.Measure(event.job.candidate, event.job.build));
     event.confirmations.emplace_back(incumbent->node, evaluator_.Measure(incumbent->candidate, incumbent->build));
@@ -175,7 +175,7 @@ void Engine::Impl::FinalConfirmation() {
     {
       std::lock_guard lock(mutex_);
       if (config_.confirm.top <= 0 || config_.confirm.rounds <= 0) return;
-      if (stop_reason_ && (*stop_reason_ == "signal" || stop_reason_->rfind("error:", 0) == 0)) return;
+      if (stop_reason_ && (stop_reason_->kind == StopKind::kSignal || stop_reason_->kind == StopKind::kError)) return;
       if (summary_.evaluations == 0) return;  // nothing new since the last confirmation
       std::vector<NodeId> top = graph_.Best(static_cast<std::size_t>(config_.confirm.top) + unstable.size());
       if (pass == 0 && incumbent_ != 0 && std::find(top.begin(), top.end(), incumbent_) == top.end()) {
@@ -198,7 +198,7 @@ void Engine::Impl::FinalConfirmation() {
       for (const Job& job : built) {
         {
           std::lock_guard lock(mutex_);
-          if (stop_reason_ && *stop_reason_ == "signal") return;  // interrupted: nothing half-judged is stored
+          if (stop_reason_ && stop_reason_->kind == StopKind::kSignal) return;  // interrupted: nothing half-judged is stored
         }
         measurements.emplace_back(job.node, evaluator_.Measure(job.candidate, job.build));
       }

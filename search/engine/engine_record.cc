@@ -18,7 +18,7 @@ Engine::Impl::Job Engine::Impl::JobFor(NodeId node) {
 }
 
 void Engine::Impl::Fatal(const Error& error) {
-  StopLocked("error: " + error.message());
+  StopLocked(StopReason::Error(error.message()));
 }
 
 Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
@@ -27,8 +27,8 @@ Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
   const bool from_mutate = event.kind == Event::Kind::kEvaluate || event.kind == Event::Kind::kDeclined ||
                            event.kind == Event::Kind::kProposed;
   if (from_mutate) --unstarted_;
-  if (!event.fatal.empty()) StopLocked("error: " + event.fatal);
-  if (event.budget_spent) StopLocked("usd");
+  if (!event.fatal.empty()) StopLocked(StopReason::Error(event.fatal));
+  if (event.budget_spent) StopLocked(StopKind::kUsd);
   switch (event.kind) {
     case Event::Kind::kEvaluate:
       out = JobFor(event.parent);
@@ -53,7 +53,7 @@ Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
         Fatal(status.error());
       }
       graph_.SetResult(event.job.node, NodeStatus::kBuilt, std::nullopt);
-      if (const auto reason = StopReasonLocked(); reason && *reason == "time") {
+      if (const auto reason = StopReasonLocked(); reason && reason->kind == StopKind::kTime) {
         // Out of time: not measured now; it stays `built`, and the next run of
         // the task (or kestrel resume) measures it first.
         return Route::kDone;
@@ -148,7 +148,7 @@ void Engine::Impl::RecordResult(const Event& event) {
   } else {
     ++since_best_;
   }
-  if (config_.budget.plateau && since_best_ >= *config_.budget.plateau) StopLocked("plateau");
+  if (options_.budget->Check(BudgetUse::SinceBest(since_best_)) == StopKind::kPlateau) StopLocked(StopKind::kPlateau);
   MaybeQueueFix(job, measurement);
   Progress(job, measurement);
 }
@@ -175,7 +175,6 @@ void Engine::Impl::StoreCalls(Event& event, std::optional<NodeId> node) {
   for (LlmCallRecord& call : event.calls) {
     call.run_id = options_.run_id;
     call.node_id = node;
-    usd_spent_ += call.cost_usd;
     if (auto id = store_.AddLlmCall(call); !id) Fatal(id.error());
   }
   event.calls.clear();
@@ -189,21 +188,18 @@ void Engine::Impl::SaveState() {
 ProgressSnapshot Engine::Impl::SnapshotLocked() const {
   ProgressSnapshot snapshot;
   snapshot.evaluations = summary_.evaluations;
-  snapshot.spent_evaluations = options_.spent_evaluations;
+  snapshot.spent_evaluations = options_.budget->before().evaluations;
   snapshot.outcomes = summary_.outcomes;
   if (incumbent_ != 0) {
     snapshot.best_node = incumbent_;
     snapshot.best_speedup = graph_.Node(incumbent_).speedup.value_or(0.0);
   }
   snapshot.elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
-  if (config_.budget.time) {
-    snapshot.time_left_s = config_.budget.time->count() - options_.spent_seconds - snapshot.elapsed_s;
-  }
-  if (config_.budget.evaluations) {
-    snapshot.evaluations_left = *config_.budget.evaluations - options_.spent_evaluations - summary_.evaluations;
-  }
-  snapshot.usd_spent = usd_spent_;
-  snapshot.usd_budget = config_.budget.usd;
+  const BudgetLeft left = options_.budget->Left(snapshot.elapsed_s, summary_.evaluations);
+  snapshot.time_left_s = left.seconds;
+  snapshot.evaluations_left = left.evaluations;
+  snapshot.usd_spent = left.usd_spent;
+  snapshot.usd_budget = left.usd_budget;
   return snapshot;
 }
 
