@@ -137,7 +137,7 @@ nlohmann::json ToJson(const BestRow& row) {
           {"host", row.host_name},    {"speedup", row.speedup},    {"knobs", row.knobs},
           {"mutation", row.mutation}, {"measurement", row.measurement_id},
           {"measured_at", FormatTimestamp(row.measured_at)}, {"roofline_fraction", row.roofline_fraction},
-          {"measurements", row.measurements}, {"spread", row.spread}, {"confirmation", row.confirmation},
+          {"measurements", row.measurements}, {"spread", row.spread}, {"confirmation", row.confirmation ? ToString(*row.confirmation) : ""},
           {"baseline_speedup", row.baseline_speedup > 0 ? nlohmann::json(row.baseline_speedup) : nlohmann::json()},
           {"speedup_over_baseline", BaselineJson(row.speedup, row.baseline_speedup)}};
 }
@@ -146,11 +146,12 @@ std::string FormatConfidence(const BestRow& row) {
   // "confirmed: n=7 ±2.3%": the verdict of its latest confirmation round,
   // how many measured results the median is over, and their spread
   // ((max - min) / median).
-  if (row.confirmation == "unstable") return "UNSTABLE: failed a re-measurement";
-  const std::string verdict = row.confirmation == "confirmed" || row.confirmation == "final" ? "confirmed"
-                              : row.confirmation == "within_noise"                           ? "within noise"
-                              : row.measurements > 1                                         ? "re-measured"
-                                                                                             : "once";
+  using enum ConfirmationVerdict;
+  if (row.confirmation == kUnstable) return "UNSTABLE: failed a re-measurement";
+  const std::string verdict = row.confirmation == kConfirmed || row.confirmation == kFinal ? "confirmed"
+                              : row.confirmation == kWithinNoise                           ? "within noise"
+                              : row.measurements > 1                                       ? "re-measured"
+                                                                                           : "once";
   if (row.measurements < 2) return verdict;
   return fmt::format("{}: n={} ±{:.1f}%", verdict, row.measurements, 100.0 * row.spread);
 }
