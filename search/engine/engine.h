@@ -23,8 +23,8 @@
 // mutate event and are stored by record, with the node they produced.
 //
 // Budgets (search/engine/budget.h): time, evaluations, usd (LLM spend, calls
-// in flight reserved by the mutators) and plateau. Any stop but the evaluation budget cancels the LLM
-// calls in flight (Mutator::Cancel).
+// in flight reserved by the mutators) and plateau. Any stop but the
+// evaluation budget cancels the LLM calls in flight (Mutator::Cancel).
 //
 // A proposal of a node already in the graph (its parent, an ancestor, a node
 // in flight) is a duplicate: an edge and a run event, never a self-edge. A
