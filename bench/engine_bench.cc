@@ -608,7 +608,7 @@ void BM_EngineOverhead(benchmark::State& state) {
     const RunResult run = RunEngine(*store, graph.ids, task, evaluator, config);
     const auto results = evaluator.Finished();
     if (run.summary.evaluations != evaluations || results.size() < 2 || run.selects.size() < 2) {
-      state.SkipWithError(("the run stopped early: " + run.summary.stop_reason).c_str());
+      state.SkipWithError(("the run stopped early: " + ToString(run.summary.stop_reason)).c_str());
       break;
     }
     // From the first result to the last: the pipeline's steady rate.
@@ -691,7 +691,7 @@ void BM_PipelineUtilization(benchmark::State& state, PipelineCase c) {
     state.SetIterationTime(result.seconds);
     const auto finished = evaluator.Finished();
     if (result.summary.evaluations != c.candidates || finished.size() < 20) {
-      state.SkipWithError(("the run stopped early: " + result.summary.stop_reason).c_str());
+      state.SkipWithError(("the run stopped early: " + ToString(result.summary.stop_reason)).c_str());
       break;
     }
     // Steady state: from the result at the 10th percentile to the last.
