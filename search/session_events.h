@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "core/roofline.h"
 #include "search/engine/budget.h"
