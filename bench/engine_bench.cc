@@ -524,6 +524,7 @@ RunResult RunEngine(Store& store, const StoreIds& ids, const Task& task, BenchEv
   options.run_id = result.run_id;
   options.graph_id = ids.graph_id;
   options.host_id = ids.host_id;
+  options.budget = std::make_shared<Budget>(config.budget);
   result.start = Clock::now();
   Engine engine(store, task, evaluator, config, std::move(mutators), std::move(strategy), options);
   result.summary = OrDie(engine.Run(), "Engine::Run");
@@ -589,7 +590,7 @@ void BM_EngineOverhead(benchmark::State& state) {
     const RunResult run = RunEngine(*store, graph.ids, task, evaluator, config);
     const auto results = evaluator.Finished();
     if (run.summary.evaluations != evaluations || results.size() < 2 || run.selects.size() < 2) {
-      state.SkipWithError(("the run stopped early: " + run.summary.stop_reason).c_str());
+      state.SkipWithError(("the run stopped early: " + ToString(run.summary.stop_reason)).c_str());
       break;
     }
     // From the first result to the last: the pipeline's steady rate.
@@ -672,7 +673,7 @@ void BM_PipelineUtilization(benchmark::State& state, PipelineCase c) {
     state.SetIterationTime(result.seconds);
     const auto finished = evaluator.Finished();
     if (result.summary.evaluations != c.candidates || finished.size() < 20) {
-      state.SkipWithError(("the run stopped early: " + result.summary.stop_reason).c_str());
+      state.SkipWithError(("the run stopped early: " + ToString(result.summary.stop_reason)).c_str());
       break;
     }
     // Steady state: from the result at the 10th percentile to the last.

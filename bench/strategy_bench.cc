@@ -264,9 +264,11 @@ Result<std::optional<int>> RunOnce(const Space& space, const std::string& strate
   if (!run_id) return Fail(run_id.error());
   auto strategy = MakeStrategy(config.strategy);
   if (!strategy) return Fail(strategy.error());
-  auto mutators = MakeMutators(config, space.task, evaluator.Host());
+  auto budget = std::make_shared<Budget>(config.budget);
+  auto mutators = MakeMutators(config, space.task, evaluator.Host(), budget);
   if (!mutators) return Fail(mutators.error());
   EngineOptions options;
+  options.budget = budget;
   options.run_id = *run_id;
   options.graph_id = *graph_id;
   options.host_id = *host_id;

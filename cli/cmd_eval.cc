@@ -13,6 +13,7 @@
 #include "evaluators/make_evaluator.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/session_printer.h"
 #include "search/run_session.h"
 
 namespace kestrel::cli {
@@ -79,7 +80,8 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
       if (!store) return (void)cli.Report(store.error());
       auto host_id = (*store)->UpsertHost((*evaluator)->Host());
       if (!host_id) return (void)cli.Report(host_id.error());
-      if (auto calibration = EnsureCalibration(**store, *host_id, **evaluator, config.evaluator.threads, &std::cerr);
+      if (auto calibration = EnsureCalibration(**store, *host_id, **evaluator, config.evaluator.threads,
+                                                 PrintSessionEvents(std::cerr));
           !calibration) {
         std::cerr << "kestrel: no calibration (" << calibration.error().message() << "); roofline checks are off\n";
       }

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "search/engine/budget.h"
 #include "search/run_session.h"
 #include "search/engine/stop.h"
 
@@ -49,9 +50,7 @@ Result<RunConfig> BuildConfig(const RunFlags& flags) {
   if (flags.plateau > 0) config.budget.plateau = flags.plateau;
   if (flags.seed >= 0) config.seed = static_cast<std::uint64_t>(flags.seed);
   if (flags.min_time >= 0) config.evaluator.measure.min_time_s = flags.min_time;
-  if (!config.budget.time && !config.budget.evaluations && !config.budget.plateau) {
-    config.budget.time = Seconds(600);  // a search from flags alone stops after 10 minutes by default
-  }
+  config.budget = WithDefaultTime(config.budget);
   if (auto status = Validate(config, origin); !status) return Fail(status.error());
   return config;
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/session_printer.h"
 #include "search/run_session.h"
 
 namespace kestrel::cli {
@@ -136,7 +137,7 @@ nlohmann::json ToJson(const BestRow& row) {
           {"host", row.host_name},    {"speedup", row.speedup},    {"knobs", row.knobs},
           {"mutation", row.mutation}, {"measurement", row.measurement_id},
           {"measured_at", FormatTimestamp(row.measured_at)}, {"roofline_fraction", row.roofline_fraction},
-          {"measurements", row.measurements}, {"spread", row.spread}, {"confirmation", row.confirmation},
+          {"measurements", row.measurements}, {"spread", row.spread}, {"confirmation", row.confirmation ? ToString(*row.confirmation) : ""},
           {"baseline_speedup", row.baseline_speedup > 0 ? nlohmann::json(row.baseline_speedup) : nlohmann::json()},
           {"speedup_over_baseline", BaselineJson(row.speedup, row.baseline_speedup)}};
 }
@@ -145,11 +146,12 @@ std::string FormatConfidence(const BestRow& row) {
   // "confirmed: n=7 ±2.3%": the verdict of its latest confirmation round,
   // how many measured results the median is over, and their spread
   // ((max - min) / median).
-  if (row.confirmation == "unstable") return "UNSTABLE: failed a re-measurement";
-  const std::string verdict = row.confirmation == "confirmed" || row.confirmation == "final" ? "confirmed"
-                              : row.confirmation == "within_noise"                           ? "within noise"
-                              : row.measurements > 1                                         ? "re-measured"
-                                                                                             : "once";
+  using enum ConfirmationVerdict;
+  if (row.confirmation == kUnstable) return "UNSTABLE: failed a re-measurement";
+  const std::string verdict = row.confirmation == kConfirmed || row.confirmation == kFinal ? "confirmed"
+                              : row.confirmation == kWithinNoise                           ? "within noise"
+                              : row.measurements > 1                                       ? "re-measured"
+                                                                                           : "once";
   if (row.measurements < 2) return verdict;
   return fmt::format("{}: n={} ±{:.1f}%", verdict, row.measurements, 100.0 * row.spread);
 }
@@ -222,20 +224,24 @@ void AddProgressFlags(CLI::App& command, ProgressFlags& flags) {
 
 void ApplyProgressFlags(const ProgressFlags& flags, SearchOptions& options) {
   options.progress = flags.quiet ? nullptr : &std::cerr;
+  if (!flags.quiet) options.events = PrintSessionEvents(std::cerr);
   options.progress_mode = flags.each                  ? ProgressMode::kEachResult
                           : ::isatty(STDERR_FILENO)   ? ProgressMode::kLive
                                                       : ProgressMode::kInterval;
   options.log_interval_s = flags.log_interval;
 }
 
-std::string StopReasonText(const std::string& reason) {
-  if (reason == "time") return "the time budget is spent (time)";
-  if (reason == "evaluations") return "the evaluation budget is spent (evaluations)";
-  if (reason == "usd") return "the LLM spend budget is spent (usd)";
-  if (reason == "plateau") return "no new best within the plateau budget (plateau)";
-  if (reason == "exhausted") return "nothing left to try: every candidate's mutators declined (exhausted)";
-  if (reason == "signal") return "interrupted by a signal; `kestrel resume` continues it (signal)";
-  return reason;
+std::string StopReasonText(const StopReason& reason) {
+  switch (reason.kind) {
+    case StopKind::kTime: return "the time budget is spent (time)";
+    case StopKind::kEvaluations: return "the evaluation budget is spent (evaluations)";
+    case StopKind::kUsd: return "the LLM spend budget is spent (usd)";
+    case StopKind::kPlateau: return "no new best within the plateau budget (plateau)";
+    case StopKind::kExhausted: return "nothing left to try: every candidate's mutators declined (exhausted)";
+    case StopKind::kSignal: return "interrupted by a signal; `kestrel resume` continues it (signal)";
+    case StopKind::kError: break;
+  }
+  return ToString(reason);
 }
 
 void PrintRunSummary(const RunSummary& summary, bool json) {
@@ -247,7 +253,7 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
                                 {"outcomes", summary.outcomes},
                                 {"best_node", summary.best_node ? nlohmann::json(*summary.best_node) : nlohmann::json()},
                                 {"best_speedup", summary.best_speedup},
-                                {"stop_reason", summary.stop_reason},
+                                {"stop_reason", ToString(summary.stop_reason)},
                                 {"seconds", summary.seconds}}
                      .dump(2)
               << "\n";

@@ -49,7 +49,7 @@ std::string FormatRoofline(double fraction);
 // The speedup over the task's expert baseline ("0.12x"), "-" without one.
 std::string FormatOverBaseline(double speedup, double baseline_speedup);
 void PrintRunSummary(const RunSummary& summary, bool json);
-// Why a run stopped, in words: "time" -> "the time budget is spent".
-std::string StopReasonText(const std::string& reason);
+// Why a run stopped, in words: kTime -> "the time budget is spent (time)".
+std::string StopReasonText(const StopReason& reason);
 
 }  // namespace kestrel::cli

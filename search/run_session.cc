@@ -5,8 +5,6 @@
 
 #include "search/engine/line_prefix.h"
 
-#include <ostream>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -24,9 +22,8 @@ std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::p
 }
 
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
-                                                           const HostInfo& host, double spent_usd) {
+                                                           const HostInfo& host, std::shared_ptr<Budget> budget) {
   std::vector<std::unique_ptr<Mutator>> mutators;
-  auto spend = std::make_shared<SpendAccount>(config.budget.usd, spent_usd);
   auto shared_task = std::make_shared<const Task>(task);
   for (std::size_t i = 0; i < config.mutators.size(); ++i) {
     const MutatorConfig& mutator = config.mutators[i];
@@ -39,7 +36,7 @@ Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& conf
       auto client = LlmClient::Make(EndpointFor(mutator, std::move(*key)));
       if (!client) return Fail(client.error().WithContext(fmt::format("mutators[{}]", i)));
       mutators.push_back(MakeLlmMutator(mutator, std::shared_ptr<LlmClient>(std::move(*client)),
-                                        LlmContext{shared_task, host, config.evaluator.threads, spend}));
+                                        LlmContext{shared_task, host, config.evaluator.threads, budget}));
     } else {
       return Fail(Error::InvalidArgument(fmt::format(
           "mutators[{}]: the '{}' mutator is not available in this build yet; use {{\"kind\": \"knob\"}}", i,
@@ -50,7 +47,7 @@ Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& conf
 }
 
 Result<Calibration> EnsureCalibration(Store& store, std::int64_t host_id, Evaluator& evaluator, int threads,
-                                      std::ostream* progress) {
+                                      const SessionEvents& events) {
   auto stored = store.LatestCalibration(host_id, threads);
   if (!stored) return Fail(stored.error());
   if (*stored) {
@@ -58,17 +55,11 @@ Result<Calibration> EnsureCalibration(Store& store, std::int64_t host_id, Evalua
     return **stored;
   }
   if (!evaluator.CanCalibrate()) return Fail(Error::NotFound("this evaluator cannot calibrate its host"));
-  if (progress) *progress << "kestrel: calibrating this host (peak FLOP/s and bandwidths, once)...\n" << std::flush;
+  Notify(events.calibrating);
   auto measured = evaluator.Calibrate();
   if (!measured) return Fail(measured.error());
   if (auto id = store.AddCalibration(host_id, *measured); !id) return Fail(id.error());
-  if (progress) {
-    *progress << fmt::format(
-                     "kestrel: {:.0f} GFLOP/s peak; L1 {:.0f}, L2 {:.0f}, L3 {:.0f}, DRAM {:.1f} GB/s ({} thread{})\n",
-                     measured->peak_gflops, measured->l1_gbps, measured->l2_gbps, measured->l3_gbps,
-                     measured->dram_gbps, threads, threads == 1 ? "" : "s")
-              << std::flush;
-  }
+  Notify(events.calibrated, *measured, threads);
   evaluator.SetCalibration(*measured);
   return *measured;
 }
@@ -83,7 +74,7 @@ struct Prepared {
   std::unique_ptr<Strategy> strategy;
 };
 
-Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, double spent_usd = 0.0) {
+Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, std::shared_ptr<Budget> budget) {
   Prepared prepared;
   auto task = FindTask(config.task, TaskDirs(options.task_dirs), options.progress);
   if (!task) {
@@ -91,15 +82,13 @@ Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, 
     return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
   }
   prepared.task = std::move(*task);
-  auto mutators = MakeMutators(config, prepared.task, DetectHost(), spent_usd);
+  auto mutators = MakeMutators(config, prepared.task, DetectHost(), std::move(budget));
   if (!mutators) return Fail(mutators.error());
   prepared.mutators = std::move(*mutators);
   auto strategy = MakeStrategy(config.strategy);
   if (!strategy) return Fail(strategy.error());
   prepared.strategy = std::move(*strategy);
-  if (options.progress) {
-    *options.progress << "kestrel: building the reference of " << prepared.task.name << "...\n" << std::flush;
-  }
+  Notify(options.events.building_reference, prepared.task.name);
   auto evaluator = MakeEvaluator(prepared.task, config.evaluator, config.seed, options.runner_path, config.executor);
   if (!evaluator) return Fail(evaluator.error());
   prepared.evaluator = std::move(*evaluator);
@@ -116,55 +105,31 @@ Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, 
   return prepared;
 }
 
-Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& config, EngineOptions engine_options) {
+Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& config, const SessionEvents& events,
+                         EngineOptions engine_options) {
   // Unconfined by the user's choice: every line of the run says so.
   std::optional<LinePrefixStream> warned;
-  if (prepared.evaluator->Unconfined() && engine_options.progress != nullptr) {
-    warned.emplace(*engine_options.progress, "[NO SANDBOX] ");
-    engine_options.progress = &*warned;
-    *engine_options.progress << "kestrel: evaluator.sandbox is \"none\": kernels run unconfined, with access to "
-                                "this machine, its files and this database\n";
+  if (prepared.evaluator->Unconfined()) {
+    Notify(events.unconfined);
+    if (engine_options.progress != nullptr) {
+      warned.emplace(*engine_options.progress, "[NO SANDBOX] ");
+      engine_options.progress = &*warned;
+    }
   }
   auto host_id = store.UpsertHost(prepared.evaluator->Host());
   if (!host_id) return Fail(host_id.error());
   engine_options.host_id = *host_id;
   if (auto calibration = EnsureCalibration(store, *host_id, *prepared.evaluator, config.evaluator.threads,
-                                           engine_options.progress);
+                                           events);
       !calibration) {
     // Not fatal: measurements then carry no roofline fraction and only the speedup cap guards plausibility.
-    if (engine_options.progress) {
-      *engine_options.progress << "kestrel: no calibration (" << calibration.error().message()
-                               << "); roofline checks are off for this run\n";
-    }
+    Notify(events.calibration_failed, calibration.error().message());
     (void)store.AddRunEvent(engine_options.run_id, "calibration_failed",
                             nlohmann::json{{"error", calibration.error().message()}}.dump());
   }
   Engine engine(store, prepared.task, *prepared.evaluator, config, std::move(prepared.mutators),
                 std::move(prepared.strategy), engine_options);
   return engine.Run();
-}
-
-// Seconds a run was active in earlier sessions: from each "start" to its
-// "stop", or to the last event of a session that was killed.
-double ActiveSeconds(const std::vector<RunEventRecord>& events) {
-  constexpr std::int64_t kNone = -1;
-  double total = 0.0;
-  std::int64_t session_start = kNone;
-  std::int64_t last = 0;
-  const auto close_session = [&](std::int64_t end) {
-    if (session_start != kNone) total += static_cast<double>(end - session_start) / 1000.0;
-    session_start = kNone;
-  };
-  for (const RunEventRecord& event : events) {
-    if (event.kind == "start") {
-      close_session(last);  // a session killed before its "stop"
-      session_start = event.at;
-    }
-    last = event.at;
-    if (event.kind == "stop") close_session(event.at);
-  }
-  close_session(last);
-  return total;
 }
 
 Result<RunRecord> ChooseRunToResume(Store& store, std::optional<std::int64_t> run_id) {
@@ -181,7 +146,8 @@ Result<RunRecord> ChooseRunToResume(Store& store, std::optional<std::int64_t> ru
 }  // namespace
 
 Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options) {
-  auto prepared = Prepare(config, options);
+  auto budget = std::make_shared<Budget>(config.budget);
+  auto prepared = Prepare(config, options, budget);
   if (!prepared) return Fail(prepared.error());
   auto store = Store::Open(options.db_path);
   if (!store) return Fail(store.error());
@@ -201,18 +167,16 @@ Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& optio
   run.started_at = NowMillis();
   auto run_id = (*store)->CreateRun(run);
   if (!run_id) return Fail(run_id.error());
-  if (options.progress) {
-    *options.progress << fmt::format("kestrel: run {} on task {} (graph {}), strategy {}, db {}\n", *run_id,
-                                     prepared->task.name, *graph_id, config.strategy.name, options.db_path.string())
-                      << std::flush;
-  }
+  Notify(options.events.started, RunOpened{*run_id, prepared->task.name, *graph_id}, config.strategy.name,
+         options.db_path.string());
   EngineOptions engine_options;
   engine_options.run_id = *run_id;
   engine_options.graph_id = *graph_id;
   engine_options.progress = options.progress;
   engine_options.progress_mode = options.progress_mode;
   engine_options.log_interval_s = options.log_interval_s;
-  return Drive(**store, *prepared, config, engine_options);
+  engine_options.budget = std::move(budget);
+  return Drive(**store, *prepared, config, options.events, engine_options);
 }
 
 Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions& options) {
@@ -245,34 +209,21 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
   engine_options.progress = options.progress;
   engine_options.progress_mode = options.progress_mode;
   engine_options.log_interval_s = options.log_interval_s;
-  engine_options.spent_evaluations = run->evaluations;
-  engine_options.spent_seconds = ActiveSeconds(*events);
-  engine_options.spent_usd = run->llm_usd;
   engine_options.saved_state = run->state_json;
-  if (resume.extra_time) {
-    config->budget.time = config->budget.time.value_or(Seconds(engine_options.spent_seconds)) + *resume.extra_time;
-  }
-  if (resume.extra_evaluations) {
-    config->budget.evaluations =
-        config->budget.evaluations.value_or(engine_options.spent_evaluations) + *resume.extra_evaluations;
-  }
-  auto prepared = Prepare(*config, options, engine_options.spent_usd);
+  auto budget = std::make_shared<Budget>(config->budget, SpentBy(*run, *events));
+  budget->Extend(resume.extra_time, resume.extra_evaluations);
+  engine_options.budget = budget;
+  auto prepared = Prepare(*config, options, budget);
   if (!prepared) return Fail(prepared.error());
   if (auto reopened = (*store)->FinishRun(run->id, RunStatus::kRunning, ""); !reopened) return Fail(reopened.error());
+  const BudgetSpent& spent = budget->before();
   (void)(*store)->AddRunEvent(run->id, "resume",
-                              nlohmann::json{{"spent_evaluations", engine_options.spent_evaluations},
-                                             {"spent_seconds", engine_options.spent_seconds},
-                                             {"spent_usd", engine_options.spent_usd}}
+                              nlohmann::json{{"spent_evaluations", spent.evaluations},
+                                             {"spent_seconds", spent.seconds},
+                                             {"spent_usd", spent.usd}}
                                   .dump());
-  if (options.progress) {
-    *options.progress << fmt::format(
-                             "kestrel: resuming run {} on task {} (graph {}): {} evaluations, {:.0f}s and ${:.2f} spent "
-                             "so far\n",
-                             run->id, run->task_name, run->graph_id, engine_options.spent_evaluations,
-                             engine_options.spent_seconds, engine_options.spent_usd)
-                      << std::flush;
-  }
-  return Drive(**store, *prepared, *config, engine_options);
+  Notify(options.events.resumed, RunOpened{run->id, run->task_name, run->graph_id}, spent);
+  return Drive(**store, *prepared, *config, options.events, engine_options);
 }
 
 }  // namespace kestrel

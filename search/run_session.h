@@ -1,7 +1,9 @@
 #pragma once
 // RunSearch: everything `kestrel run` does between parsing its flags and
 // printing the summary: find the task, open the store, build the evaluator
-// and the mutators, create the run, and drive the Engine.
+// and the mutators, create the run, and drive the Engine. It prints nothing:
+// what happens is told through SearchOptions::events, and the engine's
+// progress goes to SearchOptions::progress.
 
 #include <filesystem>
 #include <iosfwd>
@@ -14,6 +16,7 @@
 #include "search/engine/engine.h"
 #include "search/mutators/mutator.h"
 #include "search/run_config.h"
+#include "search/session_events.h"
 
 namespace kestrel {
 
@@ -21,7 +24,8 @@ struct SearchOptions {
   std::filesystem::path db_path = "kestrel.db";
   std::vector<std::filesystem::path> task_dirs;  // searched besides the built-in tasks
   bool fresh = false;                            // start a separate graph
-  std::ostream* progress = nullptr;              // nullptr: quiet
+  SessionEvents events;
+  std::ostream* progress = nullptr;              // the engine's progress; nullptr: quiet
   ProgressMode progress_mode = ProgressMode::kEachResult;
   double log_interval_s = 10.0;                  // kInterval: seconds between status lines
   std::filesystem::path runner_path;             // empty: next to the executable
@@ -33,16 +37,16 @@ std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::p
 // One mutator per config entry, in order; an unavailable kind is InvalidArgument.
 // An llm entry reads its API key from the environment (api_key_env) now: a
 // missing key is InvalidArgument naming the variable. `task` and `host` go
-// into the LLM prompts; the llm mutators share one spend account (budget.usd).
-// `spent_usd`: what earlier sessions of the run spent (kestrel resume).
+// into the LLM prompts; the llm mutators reserve their spend in `budget`, the
+// run's, which the engine checks.
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
-                                                           const HostInfo& host, double spent_usd = 0.0);
+                                                           const HostInfo& host, std::shared_ptr<Budget> budget);
 
 // The host's calibration for `threads` threads: the newest in the store,
-// else measured now by the evaluator (about two seconds, said on `progress`)
+// else measured now by the evaluator (about two seconds, told to `events`)
 // and stored. Then handed to the evaluator (SetCalibration).
 Result<Calibration> EnsureCalibration(Store& store, std::int64_t host_id, Evaluator& evaluator, int threads,
-                                      std::ostream* progress);
+                                      const SessionEvents& events);
 
 // Starts a new run.
 Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& options);

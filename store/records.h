@@ -109,6 +109,16 @@ struct HostRecord {
   HostInfo info;
 };
 
+// The verdict of a confirmation round (search/engine/confirmation_rule.h),
+// stored as its word: "confirmed" (node's median beats against's by more than
+// the noise), "within_noise" (it does not: the incumbent stays the best),
+// "unstable" (a re-measurement of node failed: never the best), or "final"
+// (end of run, every re-measurement measured).
+enum class ConfirmationVerdict { kConfirmed, kWithinNoise, kUnstable, kFinal };
+
+std::string_view ToString(ConfirmationVerdict verdict);
+std::optional<ConfirmationVerdict> ParseConfirmationVerdict(std::string_view text);
+
 // One row of `kestrel best`: a node and its best measurement.
 struct BestRow {
   std::int64_t node_id = 0;
@@ -124,10 +134,10 @@ struct BestRow {
   // Confidence: the row's speedup is the median of the node's `measurements`
   // measured results (passing the filters); spread = (max - min) / median;
   // confirmation: the verdict of its latest confirmation round
-  // (Store::RecordConfirmation), "" when it had none.
+  // (Store::RecordConfirmation), none when it had none.
   int measurements = 0;
   double spread = 0.0;
-  std::string confirmation;
+  std::optional<ConfirmationVerdict> confirmation;
   // The task's baseline over the reference, from that measurement; 0 when
   // the task has none. speedup / baseline_speedup is the row's speedup over
   // the baseline.
@@ -136,15 +146,13 @@ struct BestRow {
 
 // A confirmation round (EVALUATION.md, "Confirmation"): `node` re-measured
 // interleaved with `against` (the incumbent; 0 at the end of a run, when the
-// top candidates are re-measured together). verdict: "confirmed" (node's
-// median beats against's by more than the noise), "within_noise" (it does
-// not: the incumbent stays the best), or "final" (end of run).
+// top candidates are re-measured together).
 struct ConfirmationRecord {
   std::int64_t run_id = 0;
   std::int64_t host_id = 0;
   std::int64_t node_id = 0;
   std::int64_t against_id = 0;
-  std::string verdict;
+  ConfirmationVerdict verdict = ConfirmationVerdict::kFinal;
   double node_median = 0.0;
   double against_median = 0.0;
   double noise = 0.0;  // relative: the larger (max - min) / median of the two nodes' speedups

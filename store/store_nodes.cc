@@ -293,7 +293,7 @@ Result<std::map<std::int64_t, double>> Store::RecordConfirmation(
   for (const ConfirmationRecord& c : confirmations) {
     store::Statement& s = **insert;
     s.Reset();
-    s.BindId(1, c.run_id).BindId(2, c.host_id).Bind(3, c.node_id).BindId(4, c.against_id).Bind(5, c.verdict);
+    s.BindId(1, c.run_id).BindId(2, c.host_id).Bind(3, c.node_id).BindId(4, c.against_id).Bind(5, ToString(c.verdict));
     s.Bind(6, c.node_median).Bind(7, c.against_median).Bind(8, c.noise).Bind(9, static_cast<std::int64_t>(c.samples));
     s.Bind(10, now);
     if (auto done = s.Run(); !done) return Fail(done.error());
@@ -485,8 +485,14 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
     const store::Statement& r = **select;
     auto knobs = store::DecodeKnobs(r.Text(5), "nodes.knobs_json");
     if (!knobs) return Fail(knobs.error());
+    std::optional<ConfirmationVerdict> confirmation;
+    if (const std::string verdict = r.Text(12); !verdict.empty()) {
+      confirmation = ParseConfirmationVerdict(verdict);
+      if (!confirmation) return Fail(Error::Corruption("DB: the confirmation of node " + std::to_string(r.Int(0)) +
+                                                  " has unknown verdict '" + verdict + "'"));
+    }
     BestRow best{r.Int(0), r.Int(1), r.Text(2), r.Text(3), r.Double(4), std::move(*knobs), r.Text(6), r.Int(7),
-                 r.Int(8), r.Double(9), static_cast<int>(r.Int(10)), r.Double(11), r.Text(12), r.Double(13)};
+                 r.Int(8), r.Double(9), static_cast<int>(r.Int(10)), r.Double(11), confirmation, r.Double(13)};
     rows.push_back(std::move(best));
   }
 }

@@ -34,8 +34,9 @@ Engine::Impl::Impl(Store& store, const Task& task, Evaluator& evaluator, const R
       run_seed_(config.seed ^ (static_cast<std::uint64_t>(options_.run_id) * 0x9e3779b97f4a7c15ULL)),
       progress_(options_.progress, options_.progress_mode, options_.log_interval_s),
       state_(store, options_.graph_id, options_.run_id, options_.host_id),
-      graph_(state_.graph()),
-      usd_spent_(options_.spent_usd) {}
+      graph_(state_.graph()) {
+  KESTREL_CHECK(options_.budget != nullptr, "an engine needs its run's budget");
+}
 
 Result<RunSummary> Engine::Impl::Run() {
   // During the run a broken invariant throws InvariantError: the stage that
@@ -49,7 +50,7 @@ Result<RunSummary> Engine::Impl::Run() {
     if (auto status = AddSeeds(); !status) return Fail(status.error());
     if (auto status = RestoreState(); !status) return Fail(status.error());
   } catch (const InvariantError& error) {
-    const std::string reason = std::string("error: ") + error.what();
+    const std::string reason = ToString(StopReason::Error(error.what()));
     (void)store_.FinishRun(options_.run_id, RunStatus::kFailed, reason);
     return Fail(Error::Internal(reason));
   }
@@ -136,13 +137,13 @@ Result<RunSummary> Engine::Impl::Run() {
     } catch (const std::exception& error) {
       // An exception that escaped a stage cancelled the flow graph.
       std::lock_guard lock(mutex_);
-      StopLocked(std::string("error: ") + error.what());
+      StopLocked(StopReason::Error(error.what()));
     }
     try {
       FinalConfirmation();  // not after an error stop
     } catch (const InvariantError& error) {
       std::lock_guard lock(mutex_);
-      StopLocked(std::string("error: ") + error.what());
+      StopLocked(StopReason::Error(error.what()));
     }
     watcher.request_stop();
     changed_.notify_all();
@@ -150,25 +151,26 @@ Result<RunSummary> Engine::Impl::Run() {
 
   std::lock_guard lock(mutex_);
   progress_.Finish(SnapshotLocked());
-  summary_.stop_reason = stop_reason_.value_or("exhausted");
-  summary_.interrupted = summary_.stop_reason == "signal";
+  summary_.stop_reason = stop_reason_.value_or(StopKind::kExhausted);
+  summary_.interrupted = summary_.stop_reason.kind == StopKind::kSignal;
   summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   if (incumbent_ != 0) {
     summary_.best_node = incumbent_;
     summary_.best_speedup = graph_.Node(incumbent_).speedup.value_or(0.0);
   }
-  const bool failed = summary_.stop_reason.rfind("error:", 0) == 0;
+  const bool failed = summary_.stop_reason.kind == StopKind::kError;
+  const std::string reason = ToString(summary_.stop_reason);
   const RunStatus status = failed                ? RunStatus::kFailed
                            : summary_.interrupted ? RunStatus::kInterrupted
                                                   : RunStatus::kFinished;
   (void)store_.AddRunEvent(options_.run_id, "stop",
-                           engine::EventJson({{"reason", summary_.stop_reason},
+                           engine::EventJson({{"reason", reason},
                                                              {"evaluations", summary_.evaluations},
                                                              {"duplicates", summary_.duplicates}}));
-  if (auto finished = store_.FinishRun(options_.run_id, status, summary_.stop_reason); !finished) {
+  if (auto finished = store_.FinishRun(options_.run_id, status, reason); !finished) {
     return Fail(finished.error());
   }
-  if (failed) return Fail(Error::Io(summary_.stop_reason));
+  if (failed) return Fail(Error::Io(reason));
   return summary_;
 }
 

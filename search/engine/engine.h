@@ -22,9 +22,9 @@
 // the repair becomes a node under a `fix` edge. LLM calls travel with their
 // mutate event and are stored by record, with the node they produced.
 //
-// Budgets: time, evaluations, usd (LLM spend, calls in flight reserved by the
-// mutators) and plateau. Any stop but the evaluation budget cancels the LLM
-// calls in flight (Mutator::Cancel).
+// Budgets (search/engine/budget.h): time, evaluations, usd (LLM spend, calls
+// in flight reserved by the mutators) and plateau. Any stop but the
+// evaluation budget cancels the LLM calls in flight (Mutator::Cancel).
 //
 // A proposal of a node already in the graph (its parent, an ancestor, a node
 // in flight) is a duplicate: an edge and a run event, never a self-edge. A
@@ -42,6 +42,8 @@
 #include "core/task.h"
 #include "evaluators/evaluator.h"
 #include "graph/search_graph.h"
+#include "search/engine/budget.h"
+#include "search/engine/stop_reason.h"
 #include "search/mutators/mutator.h"
 #include "search/engine/progress.h"
 #include "search/run_config.h"
@@ -57,10 +59,9 @@ struct EngineOptions {
   std::ostream* progress = nullptr;  // nullptr: quiet
   ProgressMode progress_mode = ProgressMode::kEachResult;
   double log_interval_s = 10.0;  // kInterval: seconds between status lines
-  // Budget already spent by earlier sessions of the same run (kestrel resume).
-  std::int64_t spent_evaluations = 0;
-  double spent_seconds = 0.0;
-  double spent_usd = 0.0;
+  // The run's budget, with what earlier sessions spent (kestrel resume);
+  // required, and shared with its LLM mutators (MakeMutators).
+  std::shared_ptr<Budget> budget;
   // The run's saved state (RunRecord::state_json) to continue from; "" or
   // "{}": a new run.
   std::string saved_state;
@@ -73,7 +74,7 @@ struct RunSummary {
   std::map<std::string, std::int64_t> outcomes;
   std::optional<NodeId> best_node;  // best measured node of the graph
   double best_speedup = 0.0;
-  std::string stop_reason;  // time | evaluations | usd | plateau | exhausted | signal | error: ...
+  StopReason stop_reason;
   bool interrupted = false;  // stopped by a signal
   double seconds = 0.0;
 };

@@ -95,6 +95,8 @@ struct Measured {
   Job job;
   Measurement measurement;
   std::vector<std::pair<NodeId, Measurement>> confirmations;
+  // A broken invariant met in a stage other than record (its message): the
+  // run stops with it (StopKind::kError).
   std::string fatal;
 };
 using Event = std::variant<EvaluateNode, Proposed, Declined, Built, Measured>;
@@ -134,10 +136,11 @@ class Engine::Impl {
   // Source body: the next work item, or stop. Runs serially.
   WorkItem Next(tbb::flow_control& control);
   WorkItem NextItem(tbb::flow_control& control);
-  std::optional<std::string> StopReasonLocked() const;
+  // A stop that ends selection at once: one already made, a signal, time or usd.
+  std::optional<StopReason> StopReasonLocked() const;
   // The watcher thread's body: budgets, signals and the status line.
   void Watch(std::stop_token stop);
-  void StopLocked(const std::string& reason);
+  void StopLocked(const StopReason& reason);
 
   // engine_mutate.cc
   Event Mutate(const WorkItem& item);
@@ -204,8 +207,7 @@ class Engine::Impl {
   std::int64_t started_ = 0;      // candidates sent to build by this session
   std::int64_t since_best_ = 0;
   NodeId incumbent_ = 0;          // the best node, confirmed; 0: none measured yet
-  double usd_spent_ = 0.0;        // the run's LLM spend, earlier sessions included
-  std::optional<std::string> stop_reason_;
+  std::optional<StopReason> stop_reason_;
   RunSummary summary_;
   Clock::time_point start_;
 };

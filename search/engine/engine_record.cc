@@ -17,7 +17,7 @@ using engine::ChangeNotes;
 Engine::Impl::Job Engine::Impl::JobFor(NodeId node) { return {node, state_.CandidateOf(node), {}}; }
 
 void Engine::Impl::Fatal(const Error& error) {
-  StopLocked("error: " + error.message());
+  StopLocked(StopReason::Error(error.message()));
 }
 
 Engine::Impl::Route Engine::Impl::Record(Event& event, Job& out) {
@@ -34,20 +34,19 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::EvaluateNode& message, Jo
 }
 
 ChangeNotes Engine::Impl::MutateNotes(engine::MutatorReport& report) {
-  if (report.budget_spent) StopLocked("usd");
+  if (report.budget_spent) StopLocked(StopKind::kUsd);
   ChangeNotes notes;
   for (const std::string& stop : report.stops) {
     notes.events.emplace_back("mutator_stopped", engine::EventJson({{"reason", stop}}));
     progress_.Event("kestrel: " + stop + "; the search goes on without it");
   }
-  for (const LlmCallRecord& call : report.calls) usd_spent_ += call.cost_usd;
   notes.calls = std::move(report.calls);
   return notes;
 }
 
 Engine::Impl::Route Engine::Impl::RecordLocked(engine::Declined& message, Job&) {
   --unstarted_;
-  if (!message.fatal.empty()) StopLocked("error: " + message.fatal);
+  if (!message.fatal.empty()) StopLocked(StopReason::Error(message.fatal));
   if (message.exhausted) strategy_->MarkExhausted(message.parent);
   ChangeNotes notes = MutateNotes(message.report);
   for (const std::string& note : message.declines) {
@@ -115,7 +114,7 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Built& message, Job& out)
     Fatal(done.error());
     return Route::kDone;
   }
-  if (const auto reason = StopReasonLocked(); reason && *reason == "time") {
+  if (const auto reason = StopReasonLocked(); reason && reason->kind == StopKind::kTime) {
     // Out of time: not measured now; it stays `built`, and the next run of
     // the task (or kestrel resume) measures it first.
     return Route::kDone;
@@ -125,7 +124,7 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Built& message, Job& out)
 }
 
 Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) {
-  if (!message.fatal.empty()) StopLocked("error: " + message.fatal);
+  if (!message.fatal.empty()) StopLocked(StopReason::Error(message.fatal));
   const Job& job = message.job;
   const Measurement& measurement = message.measurement;
   const bool measured = measurement.outcome == Outcome::kMeasured;
@@ -157,7 +156,7 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) 
     (void)store_.AddRunEvent(options_.run_id, "new_best",
                              nlohmann::json{{"node", job.node}, {"speedup", speedup}}.dump());
   }
-  if (config_.budget.plateau && since_best_ >= *config_.budget.plateau) StopLocked("plateau");
+  if (options_.budget->Check(BudgetUse::SinceBest(since_best_)) == StopKind::kPlateau) StopLocked(StopKind::kPlateau);
   Progress(job, measurement);
   return Route::kDone;
 }
@@ -179,21 +178,18 @@ void Engine::Impl::MaybeQueueFix(const Job& job, const Measurement& measurement)
 ProgressSnapshot Engine::Impl::SnapshotLocked() const {
   ProgressSnapshot snapshot;
   snapshot.evaluations = summary_.evaluations;
-  snapshot.spent_evaluations = options_.spent_evaluations;
+  snapshot.spent_evaluations = options_.budget->before().evaluations;
   snapshot.outcomes = summary_.outcomes;
   if (incumbent_ != 0) {
     snapshot.best_node = incumbent_;
     snapshot.best_speedup = graph_.Node(incumbent_).speedup.value_or(0.0);
   }
   snapshot.elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
-  if (config_.budget.time) {
-    snapshot.time_left_s = config_.budget.time->count() - options_.spent_seconds - snapshot.elapsed_s;
-  }
-  if (config_.budget.evaluations) {
-    snapshot.evaluations_left = *config_.budget.evaluations - options_.spent_evaluations - summary_.evaluations;
-  }
-  snapshot.usd_spent = usd_spent_;
-  snapshot.usd_budget = config_.budget.usd;
+  const BudgetLeft left = options_.budget->Left(snapshot.elapsed_s, summary_.evaluations);
+  snapshot.time_left_s = left.seconds;
+  snapshot.evaluations_left = left.evaluations;
+  snapshot.usd_spent = left.usd_spent;
+  snapshot.usd_budget = left.usd_budget;
   return snapshot;
 }
 

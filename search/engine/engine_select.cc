@@ -110,22 +110,20 @@ Status Engine::Impl::RestoreState() {
   return {};
 }
 
-std::optional<std::string> Engine::Impl::StopReasonLocked() const {
+std::optional<StopReason> Engine::Impl::StopReasonLocked() const {
   if (stop_reason_) return stop_reason_;
-  if (StopRequested()) return "signal";
-  if (config_.budget.time && Seconds(options_.spent_seconds) + (Clock::now() - start_) >= *config_.budget.time) {
-    return "time";
-  }
-  if (config_.budget.usd && usd_spent_ >= *config_.budget.usd) return "usd";
+  if (StopRequested()) return StopKind::kSignal;
+  const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  if (const auto spent = options_.budget->Check(BudgetUse::Active(seconds))) return *spent;
   return std::nullopt;
 }
 
 // Stops selecting. Work in flight is cut short for every reason but the
 // evaluation budget (whose in-flight candidates are part of the budget):
 // LLM calls end now and their mutate events decline.
-void Engine::Impl::StopLocked(const std::string& reason) {
+void Engine::Impl::StopLocked(const StopReason& reason) {
   if (!stop_reason_) stop_reason_ = reason;
-  if (*stop_reason_ != "evaluations") {
+  if (stop_reason_->kind != StopKind::kEvaluations) {
     for (auto& mutator : mutators_) mutator->Cancel();
   }
 }
@@ -137,7 +135,7 @@ Engine::Impl::WorkItem Engine::Impl::Next(tbb::flow_control& control) {
     // A broken invariant while selecting (the strategy, the graph): the run
     // stops with its state saved, like any other stop.
     std::lock_guard lock(mutex_);
-    StopLocked(std::string("error: ") + error.what());
+    StopLocked(StopReason::Error(error.what()));
     control.stop();
     return {};
   }
@@ -158,8 +156,8 @@ Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
       changed_.wait_for(lock, std::chrono::milliseconds(100));
       continue;
     }
-    const bool budget_left = !config_.budget.evaluations ||
-                             options_.spent_evaluations + started_ + unstarted_ < *config_.budget.evaluations;
+    const bool budget_left =
+        options_.budget->Check(BudgetUse::Started(started_ + unstarted_)) != StopKind::kEvaluations;
     if (budget_left && !pending_.empty()) {
       const NodeId node = pending_.front();
       pending_.pop_front();
@@ -185,7 +183,7 @@ Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
       }
     }
     if (in_flight_ == 0) {
-      StopLocked(budget_left ? "exhausted" : "evaluations");
+      StopLocked(budget_left ? StopKind::kExhausted : StopKind::kEvaluations);
       control.stop();
       return {};
     }

@@ -1,5 +1,6 @@
 #include "search/mutators/llm_mutator.h"
 
+#include <atomic>
 #include <utility>
 
 #include <fmt/format.h>
@@ -10,24 +11,6 @@
 #include "search/engine/stop.h"
 
 namespace kestrel {
-
-bool SpendAccount::Reserve(double estimate) {
-  std::lock_guard lock(mutex_);
-  if (budget_ && spent_ + reserved_ + estimate > *budget_) return false;
-  reserved_ += estimate;
-  return true;
-}
-
-void SpendAccount::Settle(double estimate, double cost) {
-  std::lock_guard lock(mutex_);
-  reserved_ -= estimate;
-  spent_ += cost;
-}
-
-double SpendAccount::spent() const {
-  std::lock_guard lock(mutex_);
-  return spent_;
-}
 
 LlmEndpoint EndpointFor(const MutatorConfig& config, std::string api_key) {
   LlmEndpoint endpoint;
@@ -114,18 +97,18 @@ class LlmMutator final : public Mutator {
       result.note = "llm " + config_.model + ": the run is stopping; no call made";
       return result;
     }
-    if (!context_.spend->Reserve(estimate)) {
+    if (!context_.budget->Reserve(estimate)) {
       result.exhausted = true;
       result.budget_spent = true;
       result.note = fmt::format("llm {}: the usd budget would be exceeded (spent {:.4f})", config_.model,
-                                context_.spend->spent());
+                                context_.budget->usd_spent());
       return result;
     }
     LlmRequest cancellable = request;
     // A signal or the engine's stop (time, budget) ends the call, not only selection.
     cancellable.cancelled = [this] { return cancelled_.load() || StopRequested(); };
     const LlmResponse response = client_->Complete(cancellable);
-    context_.spend->Settle(estimate, response.cost_usd);
+    context_.budget->Settle(estimate, response.cost_usd);
 
     LlmCallRecord call;
     call.provider = client_->provider();

@@ -8,48 +8,26 @@
 // decline with the reason recorded in the call. A failure whose kind
 // StopsMutator (auth, quota, bad request) stops this mutator for the rest of
 // the run: every later call declines without a request, and the first result
-// after the failure carries `stop_reason`. Spend (calls in flight included) is
-// kept in a shared accumulator; a call that could take it past `usd_budget`
+// after the failure carries `stop_reason`. Spend (calls in flight reserved)
+// is kept by the run's Budget; a call that could take it past the usd budget
 // is not made.
 
-#include <atomic>
 #include <memory>
-#include <mutex>
-#include <optional>
 
 #include "core/host.h"
 #include "core/task.h"
 #include "llm/llm_client.h"
+#include "search/engine/budget.h"
 #include "search/mutators/mutator.h"
 #include "search/run_config.h"
 
 namespace kestrel {
 
-// The run's LLM spend, shared by every LLM mutator of a run. Thread-safe.
-class SpendAccount {
- public:
-  // `spent_usd`: spent by earlier sessions of the run (kestrel resume).
-  explicit SpendAccount(std::optional<double> budget_usd, double spent_usd = 0.0)
-      : budget_(budget_usd), spent_(spent_usd) {}
-  // Reserves `estimate` USD for a call; false (nothing reserved) when the
-  // spent plus reserved amount would exceed the budget.
-  bool Reserve(double estimate);
-  // Replaces a reservation of `estimate` by the call's actual `cost`.
-  void Settle(double estimate, double cost);
-  double spent() const;
-
- private:
-  mutable std::mutex mutex_;
-  std::optional<double> budget_;
-  double spent_;
-  double reserved_ = 0.0;
-};
-
 struct LlmContext {
   std::shared_ptr<const Task> task;  // required
   HostInfo host;
   int threads = 1;  // threads the evaluator allows the kernel
-  std::shared_ptr<SpendAccount> spend;  // required
+  std::shared_ptr<Budget> budget;  // required: the run's, shared with the engine
 };
 
 // `config` gives the model, temperature, max_tokens and prices (for the spend

@@ -80,7 +80,7 @@ TEST_SUITE("engine confirmation") {
     const auto best = Must(harness.store().Best({std::nullopt, std::nullopt, std::nullopt, 1}));
     REQUIRE(best.size() == 1);
     CHECK(best[0].node_id == *summary.best_node);
-    CHECK(best[0].confirmation == "final");
+    CHECK(best[0].confirmation == ConfirmationVerdict::kFinal);
     CHECK(best[0].measurements >= 3);
   }
 
@@ -147,7 +147,7 @@ TEST_SUITE("engine confirmation") {
     CHECK(*harness.LastRun().best_speedup == doctest::Approx(FakeSpeedup(runner_up)));
     const auto best = Must(harness.store().Best({}));
     for (const BestRow& row : best) {
-      if (row.node_id == flaky) CHECK(row.confirmation == "unstable");
+      if (row.node_id == flaky) CHECK(row.confirmation == ConfirmationVerdict::kUnstable);
     }
   }
 

@@ -49,12 +49,14 @@ class Harness {
     run.config_json = ToJson(config).dump();
     last_run_ = Must(store_->CreateRun(run));
     auto strategy = Must(MakeStrategy(config.strategy));
-    auto mutators = Must(MakeMutators(config, task_, evaluator.Host()));
+    auto budget = std::make_shared<Budget>(config.budget);
+    auto mutators = Must(MakeMutators(config, task_, evaluator.Host(), budget));
     EngineOptions options;
     options.run_id = last_run_;
     options.graph_id = graph_id_;
     options.host_id = host_id;
     options.progress = progress;
+    options.budget = budget;
     Engine engine(*store_, task_, evaluator, config, std::move(mutators), std::move(strategy), options);
     return engine.Run();
   }
@@ -66,13 +68,14 @@ class Harness {
     const RunRecord run = Must(store_->GetRun(last_run_));
     REQUIRE(store_->FinishRun(last_run_, RunStatus::kRunning, "").has_value());
     auto strategy = Must(MakeStrategy(config.strategy));
-    auto mutators = Must(MakeMutators(config, task_, evaluator.Host(), run.llm_usd));
+    // Active time is not counted: these tests give no time budget.
+    auto budget = std::make_shared<Budget>(config.budget, BudgetSpent{run.evaluations, 0.0, run.llm_usd});
+    auto mutators = Must(MakeMutators(config, task_, evaluator.Host(), budget));
     EngineOptions options;
     options.run_id = last_run_;
     options.graph_id = graph_id_;
     options.host_id = run.host_id;
-    options.spent_evaluations = run.evaluations;
-    options.spent_usd = run.llm_usd;
+    options.budget = budget;
     options.saved_state = with_state ? run.state_json : "";
     Engine engine(*store_, task_, evaluator, config, std::move(mutators), std::move(strategy), options);
     return engine.Run();

@@ -45,7 +45,7 @@ TEST_SUITE("engine") {
     const RunSummary summary = Must(harness.Run(evaluator, config, &progress));
     CHECK(summary.run_id == harness.last_run());
     CHECK(summary.evaluations == 7);
-    CHECK(summary.stop_reason == "evaluations");
+    CHECK(summary.stop_reason == StopKind::kEvaluations);
     CHECK_FALSE(summary.interrupted);
     CHECK(evaluator.Evaluations() == 7);
     CheckEachEvaluatedOnce(evaluator);
@@ -78,7 +78,7 @@ TEST_SUITE("engine") {
     Harness harness;
     FakeEvaluator evaluator;
     const RunSummary summary = Must(harness.Run(evaluator, Config()));
-    CHECK(summary.stop_reason == "exhausted");
+    CHECK(summary.stop_reason == StopKind::kExhausted);
     CHECK(summary.evaluations == 24);
     CHECK(summary.outcomes == std::map<std::string, std::int64_t>{{"measured", 24}});
     CHECK(evaluator.Evaluations() == 24);
@@ -160,7 +160,7 @@ TEST_SUITE("engine") {
       config.budget.evaluations.reset();
       const RunSummary second = Must(harness.Run(evaluator, config));
       CHECK(second.evaluations == 14);
-      CHECK(second.stop_reason == "exhausted");
+      CHECK(second.stop_reason == StopKind::kExhausted);
       CHECK(harness.MeasurementsOfRun(first_run) == 10);
       CHECK(harness.MeasurementsOfRun(harness.last_run()) == 14);
     }
@@ -168,7 +168,7 @@ TEST_SUITE("engine") {
       Must(harness.Run(evaluator, config));
       const RunSummary second = Must(harness.Run(evaluator, config));
       CHECK(second.evaluations == 0);
-      CHECK(second.stop_reason == "exhausted");
+      CHECK(second.stop_reason == StopKind::kExhausted);
       // The second run still reports the graph's best node.
       REQUIRE(second.best_node.has_value());
       CHECK(Must(harness.store().GetNode(*second.best_node)).knobs == KnobValues{{"A", "4"}, {"B", "2"}, {"C", "1"}});
@@ -192,7 +192,7 @@ TEST_SUITE("engine") {
     RunConfig config = Config();
     config.budget.plateau = 3;
     const RunSummary summary = Must(harness.Run(evaluator, config));
-    CHECK(summary.stop_reason == "plateau");
+    CHECK(summary.stop_reason == StopKind::kPlateau);
     CHECK(summary.evaluations >= 4);
     CHECK(summary.evaluations <= 4 + config.parallel.InFlight());
     CHECK(summary.evaluations < 24);
@@ -210,7 +210,7 @@ TEST_SUITE("engine") {
     const auto start = std::chrono::steady_clock::now();
     const RunSummary summary = Must(harness.Run(evaluator, config));
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    CHECK(summary.stop_reason == "time");
+    CHECK(summary.stop_reason == StopKind::kTime);
     CHECK(summary.evaluations >= 1);
     CHECK(summary.evaluations < 24);
     CHECK(summary.seconds >= 0.4);
@@ -248,7 +248,7 @@ TEST_SUITE("engine") {
     done = true;
     stopper.join();
     REQUIRE_MESSAGE(summary.has_value(), summary.error().message());
-    CHECK(summary->stop_reason == "signal");
+    CHECK(summary->stop_reason == StopKind::kSignal);
     CHECK(summary->interrupted);
     CHECK(summary->evaluations >= 3);
     CHECK(summary->evaluations < 24);
@@ -350,7 +350,7 @@ TEST_SUITE("engine") {
     };
     FakeEvaluator evaluator(testing::FakeSpeedup, outcome);
     const RunSummary summary = Must(harness.Run(evaluator, Config()));
-    CHECK(summary.stop_reason == "exhausted");
+    CHECK(summary.stop_reason == StopKind::kExhausted);
     for (const char* name : {"measured", "build_failed", "wrong", "crashed", "timed_out"}) {
       CAPTURE(name);
       CHECK(summary.outcomes.count(name) == 1);

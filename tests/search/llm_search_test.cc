@@ -146,7 +146,7 @@ TEST_CASE("a faster kernel from the LLM is found and recorded with its lineage a
   Harness harness;
   FakeEvaluator evaluator(Speedup, OutcomeOf);
   const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server)));
-  CHECK(summary.stop_reason == "exhausted");
+  CHECK(summary.stop_reason == StopKind::kExhausted);
   CHECK(summary.best_speedup == doctest::Approx(3.0));
   const auto fast = NodeWithKnob(harness, "fast");
   REQUIRE(fast);
@@ -199,7 +199,7 @@ TEST_CASE("a kernel that fails to compile is fixed through a fix edge; both call
   Harness harness;
   FakeEvaluator evaluator(Speedup, OutcomeOf);
   const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server)));
-  CHECK(summary.stop_reason == "exhausted");
+  CHECK(summary.stop_reason == StopKind::kExhausted);
   const auto broken = NodeWithKnob(harness, "broken");
   const auto fixed = NodeWithKnob(harness, "fixed");
   REQUIRE(broken);
@@ -236,7 +236,7 @@ TEST_CASE("a wrong kernel is recorded as wrong and a fix is asked for, at most m
   RunConfig config = SearchConfig(server);
   config.max_fix_rounds = 2;
   const RunSummary summary = Must(harness.Run(evaluator, config));
-  CHECK(summary.stop_reason == "exhausted");
+  CHECK(summary.stop_reason == StopKind::kExhausted);
   CHECK(summary.outcomes.at("wrong") == 3);  // the first and two fixes
   const auto wrong = NodeWithKnob(harness, "wrong");
   REQUIRE(wrong);
@@ -282,7 +282,7 @@ TEST_CASE("a 401 stops the LLM mutator; the knob mutator's work goes on and the 
   FakeEvaluator evaluator(Speedup, OutcomeOf);
   std::ostringstream progress;
   const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server, true), &progress));
-  CHECK(summary.stop_reason == "evaluations");
+  CHECK(summary.stop_reason == StopKind::kEvaluations);
   CHECK(summary.evaluations == 12);
   CHECK(server.requests() == 1);
   CHECK(harness.LastRun().status == RunStatus::kFinished);
@@ -295,7 +295,7 @@ TEST_CASE("an exhausted quota stops the LLM mutator") {
   Harness harness;
   FakeEvaluator evaluator(Speedup, OutcomeOf);
   const RunSummary summary = Must(harness.Run(evaluator, SearchConfig(server)));
-  CHECK(summary.stop_reason == "exhausted");
+  CHECK(summary.stop_reason == StopKind::kExhausted);
   CHECK(server.requests() == 1);
   CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE http_status = 429 AND error != ''") == 1);
   CHECK(Count(harness, "SELECT COUNT(*) FROM run_events WHERE kind = 'mutator_stopped' AND detail_json LIKE '%quota%'") == 1);
@@ -309,7 +309,7 @@ TEST_CASE("no call is made that could exceed the usd budget, and the run stops w
   config.budget.usd = 0.001;  // one call may cost up to 2000 tokens * $2/Mtok = $0.004
   const RunSummary summary = Must(harness.Run(evaluator, config));
   CHECK(server.requests() == 0);
-  CHECK(summary.stop_reason == "usd");
+  CHECK(summary.stop_reason == StopKind::kUsd);
   CHECK(harness.LastRun().stop_reason == "usd");
 }
 
@@ -326,11 +326,11 @@ TEST_CASE("a resumed run counts the usd its earlier sessions spent") {
   RunConfig config = SearchConfig(server);
   config.budget.usd = 0.009;
   const RunSummary first = Must(harness.Run(evaluator, config));
-  CHECK(first.stop_reason == "usd");
+  CHECK(first.stop_reason == StopKind::kUsd);
   const double spent = harness.LastRun().llm_usd;
   CHECK(spent > 0.0);
   const RunSummary resumed = Must(harness.Resume(evaluator, config));
-  CHECK(resumed.stop_reason == "usd");
+  CHECK(resumed.stop_reason == StopKind::kUsd);
   const double total = harness.LastRun().llm_usd;
   CHECK(total <= 0.009 + 1e-12);
   CHECK(total + 1e-12 >= spent);
@@ -345,7 +345,7 @@ TEST_CASE("the end of the time budget cancels an LLM call in flight; the call is
   const auto start = std::chrono::steady_clock::now();
   const RunSummary summary = Must(harness.Run(evaluator, config));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(summary.stop_reason == "time");
+  CHECK(summary.stop_reason == StopKind::kTime);
   CHECK(seconds < 5.0);  // not the 6 s the reply takes
   CHECK(server.requests() == 1);
   CHECK(Count(harness, "SELECT COUNT(*) FROM llm_calls WHERE error LIKE '%cancelled%'") == 1);
@@ -414,7 +414,7 @@ TEST_CASE("a missing API key is refused by MakeMutators, naming the variable") {
   config.mutators[0].api_key_env = "KESTREL_LLM_SEARCH_TEST_UNSET_KEY";
   ::unsetenv("KESTREL_LLM_SEARCH_TEST_UNSET_KEY");
   const Task task = testing::MakeFakeTask();
-  auto mutators = MakeMutators(config, task, HostInfo{});
+  auto mutators = MakeMutators(config, task, HostInfo{}, std::make_shared<Budget>(config.budget));
   REQUIRE_FALSE(mutators.has_value());
   CHECK(mutators.error().message().find("KESTREL_LLM_SEARCH_TEST_UNSET_KEY") != std::string::npos);
 }
@@ -430,7 +430,7 @@ TEST_CASE("the example LLM run configs load and make their mutators") {
     auto config = LoadRunConfig(std::filesystem::path(source_dir) / "configs" / "runs" / name);
     REQUIRE_MESSAGE(config.has_value(), config.error().message());
     CHECK(Validate(*config, name).has_value());
-    auto mutators = MakeMutators(*config, task, HostInfo{});
+    auto mutators = MakeMutators(*config, task, HostInfo{}, std::make_shared<Budget>(config->budget));
     REQUIRE_MESSAGE(mutators.has_value(), mutators.error().message());
     REQUIRE(mutators->size() == 2);
     CHECK((*mutators)[1]->Kind() == "llm");

@@ -87,7 +87,7 @@ TEST_SUITE("store") {
       CHECK(rows[1].speedup == doctest::Approx(2.25));  // the median of 1.5 and 3.0
       CHECK(rows[1].measurements == 2);
       CHECK(rows[1].spread == doctest::Approx(1.5 / 2.25));
-      CHECK(rows[1].confirmation == "");
+      CHECK_FALSE(rows[1].confirmation);
       CHECK(rows[1].measurement_id == m1);  // of two, the lower middle one's is the row's measurement
       CHECK(rows[1].host_name == "alpha");
       CHECK(rows[1].run_id == run1);
@@ -161,7 +161,7 @@ TEST_SUITE("store") {
     round.host_id = w.alpha;
     round.node_id = challenger;
     round.against_id = incumbent;
-    round.verdict = "within_noise";
+    round.verdict = ConfirmationVerdict::kWithinNoise;
     round.node_median = 2.05;
     round.against_median = 2.0;
     round.noise = 0.3;
@@ -170,7 +170,7 @@ TEST_SUITE("store") {
     unstable.run_id = run;
     unstable.host_id = w.alpha;
     unstable.node_id = flaky;
-    unstable.verdict = "unstable";
+    unstable.verdict = ConfirmationVerdict::kUnstable;
     unstable.node_median = 5.0;
     unstable.samples = 1;
     const std::vector<std::pair<std::int64_t, Measurement>> remeasured = {
@@ -194,12 +194,12 @@ TEST_SUITE("store") {
 
     const auto rows = Must(w.store->Best({"a", std::nullopt, std::nullopt, 10}));
     REQUIRE(Nodes(rows) == std::vector<std::int64_t>{flaky, challenger, incumbent});
-    CHECK(rows[0].confirmation == "unstable");
-    CHECK(rows[1].confirmation == "within_noise");
+    CHECK(rows[0].confirmation == ConfirmationVerdict::kUnstable);
+    CHECK(rows[1].confirmation == ConfirmationVerdict::kWithinNoise);
     CHECK(rows[1].speedup == doctest::Approx(2.1));
     CHECK(rows[1].measurements == 3);
     CHECK(rows[1].spread == doctest::Approx((2.6 - 2.0) / 2.1));
-    CHECK(rows[2].confirmation == "");  // the incumbent had no round of its own
+    CHECK_FALSE(rows[2].confirmation);  // the incumbent had no round of its own
     CHECK(rows[2].measurements == 3);
 
     const RunRecord got = Must(w.store->GetRun(run));

@@ -1,0 +1,166 @@
+// The run's budget (search/engine/budget.h): each budget stops with its
+// reason, what earlier sessions spent counts, resume extends, and the usd
+// reservations of LLM calls in flight. Pure: no clock, no store.
+
+#include <doctest.h>
+
+#include <thread>
+#include <vector>
+
+#include "search/engine/budget.h"
+
+using namespace kestrel;
+
+TEST_SUITE("budget") {
+  TEST_CASE("each budget stops with its reason, and only when its use is given") {
+    SUBCASE("time") {
+      const Budget budget(BudgetConfig{Seconds(10), std::nullopt, std::nullopt, std::nullopt});
+      CHECK_FALSE(budget.Check(BudgetUse::Active(9.9)));
+      CHECK(budget.Check(BudgetUse::Active(10.0)) == StopKind::kTime);
+      CHECK_FALSE(budget.Check(BudgetUse::Started(1000)));
+    }
+    SUBCASE("evaluations: the started ones, in flight included") {
+      const Budget budget(BudgetConfig{std::nullopt, 5, std::nullopt, std::nullopt});
+      CHECK_FALSE(budget.Check(BudgetUse::Started(4)));
+      CHECK(budget.Check(BudgetUse::Started(5)) == StopKind::kEvaluations);
+      CHECK_FALSE(budget.Check(BudgetUse::Active(1e9)));
+    }
+    SUBCASE("usd: settled spend, checked with the clock") {
+      Budget budget(BudgetConfig{std::nullopt, std::nullopt, 1.0, std::nullopt});
+      REQUIRE(budget.Reserve(0.6));
+      budget.Settle(0.6, 0.99);
+      CHECK_FALSE(budget.Check(BudgetUse::Active(0.0)));
+      REQUIRE(budget.Reserve(0.01));
+      budget.Settle(0.01, 0.01);
+      CHECK(budget.Check(BudgetUse::Active(0.0)) == StopKind::kUsd);
+      CHECK_FALSE(budget.Check(BudgetUse::Started(0)));
+    }
+    SUBCASE("plateau") {
+      const Budget budget(BudgetConfig{std::nullopt, std::nullopt, std::nullopt, 3});
+      CHECK_FALSE(budget.Check(BudgetUse::SinceBest(2)));
+      CHECK(budget.Check(BudgetUse::SinceBest(3)) == StopKind::kPlateau);
+    }
+    SUBCASE("none: nothing stops") {
+      const Budget budget(BudgetConfig{});
+      CHECK_FALSE(budget.Check({1e9, 1'000'000, 1'000'000}));
+    }
+    SUBCASE("time comes first when several are spent") {
+      const Budget budget(BudgetConfig{Seconds(1), 1, std::nullopt, 1});
+      CHECK(budget.Check({2.0, 2, 2}) == StopKind::kTime);
+      CHECK(budget.Check({std::nullopt, 2, 2}) == StopKind::kEvaluations);
+    }
+  }
+
+  TEST_CASE("what earlier sessions spent counts against the budget and in what is left") {
+    Budget budget(BudgetConfig{Seconds(100), 10, 2.0, std::nullopt}, BudgetSpent{7, 60.0, 1.5});
+    CHECK_FALSE(budget.Check(BudgetUse::Active(39.0)));
+    CHECK(budget.Check(BudgetUse::Active(40.0)) == StopKind::kTime);
+    CHECK_FALSE(budget.Check(BudgetUse::Started(2)));
+    CHECK(budget.Check(BudgetUse::Started(3)) == StopKind::kEvaluations);
+    CHECK(budget.usd_spent() == doctest::Approx(1.5));
+    CHECK_FALSE(budget.Reserve(0.6));  // 1.5 + 0.6 > 2.0
+    CHECK(budget.Reserve(0.5));
+
+    const BudgetLeft left = budget.Left(10.0, 1);
+    CHECK(*left.seconds == doctest::Approx(30.0));
+    CHECK(*left.evaluations == 2);
+    CHECK(left.usd_spent == doctest::Approx(1.5));
+    CHECK(*left.usd_budget == doctest::Approx(2.0));
+    CHECK(budget.before().evaluations == 7);
+  }
+
+  TEST_CASE("what is left is empty for a budget the run does not have") {
+    const BudgetLeft left = Budget(BudgetConfig{}).Left(5.0, 3);
+    CHECK_FALSE(left.seconds);
+    CHECK_FALSE(left.evaluations);
+    CHECK_FALSE(left.usd_budget);
+  }
+
+  TEST_CASE("Extend adds to a budget, and one the run did not have starts from what it spent") {
+    SUBCASE("extending existing budgets") {
+      Budget budget(BudgetConfig{Seconds(100), 10, std::nullopt, std::nullopt}, BudgetSpent{10, 100.0, 0.0});
+      CHECK(budget.Check(BudgetUse::Active(0.0)) == StopKind::kTime);
+      budget.Extend(Seconds(30), 4);
+      CHECK_FALSE(budget.Check(BudgetUse::Active(29.0)));
+      CHECK(budget.Check(BudgetUse::Active(30.0)) == StopKind::kTime);
+      CHECK_FALSE(budget.Check(BudgetUse::Started(3)));
+      CHECK(budget.Check(BudgetUse::Started(4)) == StopKind::kEvaluations);
+    }
+    SUBCASE("a run stopped by its plateau, extended by time and evaluations") {
+      Budget budget(BudgetConfig{std::nullopt, std::nullopt, std::nullopt, 5}, BudgetSpent{12, 80.0, 0.0});
+      budget.Extend(Seconds(20), 3);
+      CHECK(*budget.Left(0.0, 0).seconds == doctest::Approx(20.0));
+      CHECK(*budget.Left(0.0, 0).evaluations == 3);
+    }
+    SUBCASE("nothing given: unchanged") {
+      Budget budget(BudgetConfig{}, BudgetSpent{3, 5.0, 0.0});
+      budget.Extend(std::nullopt, std::nullopt);
+      CHECK_FALSE(budget.Left(0.0, 0).seconds);
+      CHECK_FALSE(budget.Left(0.0, 0).evaluations);
+    }
+  }
+
+  TEST_CASE("usd reservations in flight block new calls and settle to the real cost") {
+    Budget budget(BudgetConfig{std::nullopt, std::nullopt, 1.0, std::nullopt});
+    REQUIRE(budget.Reserve(0.4));
+    REQUIRE(budget.Reserve(0.4));
+    CHECK_FALSE(budget.Reserve(0.4));  // two calls in flight hold 0.8
+    CHECK(budget.usd_spent() == 0.0);  // reserved is not spent
+    budget.Settle(0.4, 0.05);          // the reply cost less than its estimate
+    CHECK(budget.usd_spent() == doctest::Approx(0.05));
+    CHECK(budget.Reserve(0.4));  // 0.05 spent + 0.4 + 0.4 reserved
+    budget.Settle(0.4, 0.1);
+    budget.Settle(0.4, 0.1);
+    CHECK(budget.usd_spent() == doctest::Approx(0.25));
+    CHECK(budget.Reserve(0.75));
+    CHECK_FALSE(budget.Reserve(0.01));
+  }
+
+  TEST_CASE("no usd budget: every call may be made, and its cost is still counted") {
+    Budget budget(BudgetConfig{});
+    CHECK(budget.Reserve(1e6));
+    budget.Settle(1e6, 3.0);
+    CHECK(budget.usd_spent() == doctest::Approx(3.0));
+  }
+
+  TEST_CASE("reservations from many threads never pass the budget together") {
+    // Eighths add up exactly: 80 calls spend the 10 USD, no more.
+    Budget budget(BudgetConfig{std::nullopt, std::nullopt, 10.0, std::nullopt});
+    std::vector<std::thread> workers;
+    for (int t = 0; t < 8; ++t) {
+      workers.emplace_back([&budget] {
+        for (int i = 0; i < 100; ++i) {
+          if (budget.Reserve(0.125)) budget.Settle(0.125, 0.125);
+        }
+      });
+    }
+    for (std::thread& worker : workers) worker.join();
+    CHECK(budget.usd_spent() == 10.0);
+    CHECK(budget.Check(BudgetUse::Active(0.0)) == StopKind::kUsd);
+  }
+
+  TEST_CASE("SpentBy: the run's evaluations and spend, and its active time from start to stop") {
+    RunRecord run;
+    run.evaluations = 9;
+    run.llm_usd = 0.25;
+    const std::vector<RunEventRecord> events = {
+        {1, 1, 1'000, "start", "{}"}, {2, 1, 5'000, "new_best", "{}"}, {3, 1, 11'000, "stop", "{}"},
+        // A second session killed after its last event.
+        {4, 1, 100'000, "start", "{}"}, {5, 1, 103'500, "new_best", "{}"},
+        // A third, stopped.
+        {6, 1, 200'000, "start", "{}"}, {7, 1, 202'000, "stop", "{}"}};
+    const BudgetSpent spent = SpentBy(run, events);
+    CHECK(spent.evaluations == 9);
+    CHECK(spent.usd == doctest::Approx(0.25));
+    CHECK(spent.seconds == doctest::Approx(10.0 + 3.5 + 2.0));
+  }
+
+  TEST_CASE("a search given no budget that ends it stops after 10 minutes") {
+    CHECK(*WithDefaultTime(BudgetConfig{}).time == Seconds(600));
+    const BudgetConfig plateau_only = WithDefaultTime(BudgetConfig{std::nullopt, std::nullopt, std::nullopt, 5});
+    CHECK_FALSE(plateau_only.time);
+    // A usd budget alone does not end a search of knob mutators: the default applies.
+    CHECK(*WithDefaultTime(BudgetConfig{std::nullopt, std::nullopt, 1.0, std::nullopt}).time == Seconds(600));
+    CHECK(*WithDefaultTime(BudgetConfig{Seconds(5), std::nullopt, std::nullopt, std::nullopt}).time == Seconds(5));
+  }
+}
