@@ -25,6 +25,7 @@ struct Printer {
 SessionEvents PrintSessionEvents(std::ostream& out) {
   auto printer = std::make_shared<Printer>(out);
   SessionEvents events;
+  events.task_note = [printer](const std::string& note) { printer->Line(note); };
   events.building_reference = [printer](const std::string& task) {
     printer->Line("kestrel: building the reference of " + task + "...");
   };

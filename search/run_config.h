@@ -17,7 +17,7 @@
 
 namespace kestrel {
 
-// The strategy and its parameters (search/strategy.h, docs/STRATEGIES.md).
+// The strategy and its parameters (search/strategies/strategy.h, docs/STRATEGIES.md).
 // Every field is accepted whatever the name; each strategy reads its own.
 struct StrategyConfig {
   std::string name = "graph-ucb";  // graph-ucb | beam | greedy | islands | random

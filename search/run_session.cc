@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <optional>
-
-#include "search/engine/line_prefix.h"
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/host.h"
 #include "evaluators/make_evaluator.h"
+#include "search/engine/line_prefix.h"
 #include "search/mutators/llm_mutator.h"
 #include "store/store.h"
 
@@ -76,7 +76,10 @@ struct Prepared {
 
 Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, std::shared_ptr<Budget> budget) {
   Prepared prepared;
-  auto task = FindTask(config.task, TaskDirs(options.task_dirs), options.progress);
+  std::ostringstream notes;
+  auto task = FindTask(config.task, TaskDirs(options.task_dirs), &notes);
+  std::istringstream lines(notes.str());
+  for (std::string line; std::getline(lines, line);) Notify(options.events.task_note, line);
   if (!task) {
     // An unknown task is the user's mistake (exit code 2), like a bad config.
     return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());

@@ -20,6 +20,8 @@ struct RunOpened {
 };
 
 struct SessionEvents {
+  // A line about the task the run found (a user's folder that shadows a built-in task).
+  std::function<void(const std::string& note)> task_note;
   std::function<void(const std::string& task)> building_reference;
   std::function<void()> calibrating;
   std::function<void(const Calibration& calibration, int threads)> calibrated;

@@ -70,58 +70,17 @@ Result<RunSummary> Engine::Impl::Run() {
     flow::function_node<WorkItem, Event> mutate(graph, mutate_jobs, [this](const WorkItem& item) { return Mutate(item); });
     using RecordNode = flow::multifunction_node<Event, std::tuple<Job, Job, flow::continue_msg>>;
     RecordNode record(graph, flow::serial, [this](const Event& event, RecordNode::output_ports_type& ports) {
-      Event copy = event;
       Job job;
-      Route route = Route::kDone;
-      try {
-        route = Record(copy, job);
-      } catch (const std::exception& error) {
-        std::lock_guard lock(mutex_);
-        Fatal(Error::Internal(std::string("record stage: ") + error.what()));
-      }
-      if (route == Route::kBuild) std::get<0>(ports).try_put(job);
-      if (route == Route::kMeasure) std::get<1>(ports).try_put(job);
-      if (route == Route::kDone) {
-        {
-          std::lock_guard lock(mutex_);
-          --in_flight_;
-        }
-        changed_.notify_all();
-        std::get<2>(ports).try_put(flow::continue_msg());
+      switch (RecordStage(event, job)) {
+        case Route::kBuild: std::get<0>(ports).try_put(job); break;
+        case Route::kMeasure: std::get<1>(ports).try_put(job); break;
+        case Route::kDone: std::get<2>(ports).try_put(flow::continue_msg()); break;
       }
     });
-    flow::function_node<Job, Event> build(
-        graph, static_cast<std::size_t>(config_.parallel.compile_jobs), [this](const Job& job) -> Event {
-          engine::Measured failed{job, {}, {}, {}};
-          try {
-            failed.job.build = evaluator_.Build(job.candidate);
-            if (failed.job.build.ok) return engine::Built{std::move(failed.job)};
-            failed.measurement = evaluator_.Measure(job.candidate, failed.job.build);
-          } catch (const std::exception& error) {
-            failed.measurement.outcome = Outcome::kRejected;
-            failed.measurement.reason = std::string("evaluator error during build: ") + error.what();
-            if (dynamic_cast<const InvariantError*>(&error)) failed.fatal = error.what();
-          }
-          return failed;
-        });
-    flow::function_node<Job, Event> measure(
-        graph, static_cast<std::size_t>(config_.parallel.measure_slots), [this](const Job& job) -> Event {
-          engine::Measured result{job, {}, {}, {}};
-          try {
-            result.measurement = evaluator_.Measure(job.candidate, job.build);
-          } catch (const std::exception& error) {
-            result.measurement.outcome = Outcome::kRejected;
-            result.measurement.reason = std::string("evaluator error: ") + error.what();
-            if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
-          }
-          try {
-            Confirm(result);
-          } catch (const std::exception& error) {
-            result.confirmations.clear();  // unconfirmed: judged without a round
-            if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
-          }
-          return result;
-        });
+    flow::function_node<Job, Event> build(graph, static_cast<std::size_t>(config_.parallel.compile_jobs),
+                                          [this](const Job& job) { return BuildStage(job); });
+    flow::function_node<Job, Event> measure(graph, static_cast<std::size_t>(config_.parallel.measure_slots),
+                                            [this](const Job& job) { return MeasureStage(job); });
     flow::make_edge(select, limiter);
     flow::make_edge(limiter, mutate);
     flow::make_edge(mutate, record);
@@ -172,6 +131,57 @@ Result<RunSummary> Engine::Impl::Run() {
   }
   if (failed) return Fail(Error::Io(reason));
   return summary_;
+}
+
+Engine::Impl::Route Engine::Impl::RecordStage(const Event& event, Job& out) {
+  Event copy = event;
+  Route route = Route::kDone;
+  try {
+    route = Record(copy, out);
+  } catch (const std::exception& error) {
+    std::lock_guard lock(mutex_);
+    Fatal(Error::Internal(std::string("record stage: ") + error.what()));
+  }
+  if (route == Route::kDone) {
+    {
+      std::lock_guard lock(mutex_);
+      --in_flight_;
+    }
+    changed_.notify_all();
+  }
+  return route;
+}
+
+Engine::Impl::Event Engine::Impl::BuildStage(const Job& job) {
+  engine::Measured failed{job, {}, {}, {}};
+  try {
+    failed.job.build = evaluator_.Build(job.candidate);
+    if (failed.job.build.ok) return engine::Built{std::move(failed.job)};
+    failed.measurement = evaluator_.Measure(job.candidate, failed.job.build);
+  } catch (const std::exception& error) {
+    failed.measurement.outcome = Outcome::kRejected;
+    failed.measurement.reason = std::string("evaluator error during build: ") + error.what();
+    if (dynamic_cast<const InvariantError*>(&error)) failed.fatal = error.what();
+  }
+  return failed;
+}
+
+Engine::Impl::Event Engine::Impl::MeasureStage(const Job& job) {
+  engine::Measured result{job, {}, {}, {}};
+  try {
+    result.measurement = evaluator_.Measure(job.candidate, job.build);
+  } catch (const std::exception& error) {
+    result.measurement.outcome = Outcome::kRejected;
+    result.measurement.reason = std::string("evaluator error: ") + error.what();
+    if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
+  }
+  try {
+    Confirm(result);
+  } catch (const std::exception& error) {
+    result.confirmations.clear();  // unconfirmed: judged without a round
+    if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
+  }
+  return result;
 }
 
 Engine::Engine(Store& store, const Task& task, Evaluator& evaluator, const RunConfig& config,

@@ -147,8 +147,15 @@ class Engine::Impl {
   // Fills the context fields of `parent` (lineage, inspirations...). Locked.
   void FillContextLocked(ParentView& parent) const;
 
+  // engine.cc: the stages' bodies. No exception escapes them: a failure
+  // travels as an outcome (or stops the run). RecordStage also releases the
+  // work item's slot when it is done.
+  Event BuildStage(const Job& job);
+  Event MeasureStage(const Job& job);
+
   // engine_record.cc. Record makes every node change (through state_).
   enum class Route { kBuild, kMeasure, kDone };
+  Route RecordStage(const Event& event, Job& out);  // engine.cc
   Route Record(Event& event, Job& out);
   Route RecordLocked(engine::EvaluateNode& message, Job& out);
   Route RecordLocked(engine::Proposed& message, Job& out);

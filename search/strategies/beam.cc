@@ -1,4 +1,4 @@
-// beam (search/strategy.h, docs/STRATEGIES.md): generations over a fixed
+// beam (search/strategies/strategy.h, docs/STRATEGIES.md): generations over a fixed
 // beam, the way MaxKernel's graph search keeps its best kernels.
 //
 //   generation g: B = the top W expandable nodes by speedup (ties: lower id),

@@ -1,4 +1,4 @@
-// graph-ucb (search/strategy.h, docs/STRATEGIES.md): UCB over the graph's
+// graph-ucb (search/strategies/strategy.h, docs/STRATEGIES.md): UCB over the graph's
 // expandable nodes, with the best speedup of each node's subtree in the
 // exploit term. Its subtree cache is derived from the graph, so its saved
 // state is the exhausted set alone.

@@ -1,4 +1,4 @@
-// islands (search/strategy.h, docs/STRATEGIES.md): N populations searched in
+// islands (search/strategies/strategy.h, docs/STRATEGIES.md): N populations searched in
 // turn, which exchange their best node every few selections.
 //
 //   home:      a root is dealt to island (roots seen so far) mod N; any other

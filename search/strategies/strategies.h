@@ -1,5 +1,5 @@
 #pragma once
-// The strategies behind MakeStrategy (search/strategy.h), one file each, and
+// The strategies behind MakeStrategy (search/strategies/strategy.h), one file each, and
 // what they share: the graph-ucb score, the subtree-best cache and readers
 // for saved state. Private to search/.
 

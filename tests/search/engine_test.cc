@@ -1,4 +1,4 @@
-// The engine (search/engine.h) on a real SQLite file, with the in-process
+// The engine (search/engine/engine.h) on a real SQLite file, with the in-process
 // FakeEvaluator: budgets, exhaustion, continuation of a task's graph, stop
 // requests, re-queued work, failures and lineage.
 

@@ -1,4 +1,4 @@
-// The knob mutator (search/mutator.h): one knob moved to another declared
+// The knob mutator (search/mutators/mutator.h): one knob moved to another declared
 // value, nearest first, never to a known candidate; declines when no move is left.
 
 #include <doctest.h>

@@ -1,4 +1,4 @@
-// The progress reporter (search/progress.h): the status line's content and
+// The progress reporter (search/engine/progress.h): the status line's content and
 // when each mode prints.
 
 #include <doctest.h>

@@ -1,4 +1,4 @@
-// The strategies (search/strategy.h): which node is expanded next, and
+// The strategies (search/strategies/strategy.h): which node is expanded next, and
 // their saved state.
 
 #include <doctest.h>
