@@ -71,6 +71,10 @@ const std::vector<Attack>& Gallery() {
       {"c1_forge_fd3", 1, Expect::kHonest},
       {"c1_forge_every_pipe", 1, Expect::kHonest},
       {"c1_reads_job", 1, Expect::kHonest},
+      // The job on the supervisor's stdin (a memfd; a "<stem>.in" file on
+      // Slurm): the worker's fd 0 holds no job, and the hunt through folders
+      // is refused (getdents64).
+      {"c1_reads_job_stdin", 1, Expect::kSandbox},
       {"c1_copies_reference_outputs", 1, Expect::kHonest},
       {"c1_patches_reference", 1, Expect::kHonest},
       {"c1_timer_steals_reference", 1, Expect::kHonest},
