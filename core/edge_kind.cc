@@ -1,12 +1,11 @@
 #include "core/edge_kind.h"
 
-#include <array>
-#include <utility>
+#include "core/enum_names.h"
 
 namespace kestrel {
 namespace {
 
-constexpr std::array<std::pair<EdgeKind, std::string_view>, 3> kEdgeKindNames{{
+constexpr EnumNames<EdgeKind, 3> kEdgeKindNames{{
     {EdgeKind::kDerive, "derive"},
     {EdgeKind::kFix, "fix"},
     {EdgeKind::kDuplicate, "duplicate"},
@@ -14,18 +13,8 @@ constexpr std::array<std::pair<EdgeKind, std::string_view>, 3> kEdgeKindNames{{
 
 }  // namespace
 
-std::string_view ToString(EdgeKind kind) {
-  for (const auto& [value, name] : kEdgeKindNames) {
-    if (value == kind) return name;
-  }
-  return "unknown";
-}
+std::string_view ToString(EdgeKind kind) { return NameOf(kEdgeKindNames, kind); }
 
-std::optional<EdgeKind> ParseEdgeKind(std::string_view text) {
-  for (const auto& [value, name] : kEdgeKindNames) {
-    if (name == text) return value;
-  }
-  return std::nullopt;
-}
+std::optional<EdgeKind> ParseEdgeKind(std::string_view text) { return ValueOf(kEdgeKindNames, text); }
 
 }  // namespace kestrel

@@ -1,12 +1,13 @@
 #include "core/outcome.h"
 
 #include <array>
-#include <utility>
+
+#include "core/enum_names.h"
 
 namespace kestrel {
 namespace {
 
-constexpr std::array<std::pair<NodeStatus, std::string_view>, 8> kStatusNames{{
+constexpr EnumNames<NodeStatus, 8> kStatusNames{{
     {NodeStatus::kProposed, "proposed"},
     {NodeStatus::kBuilt, "built"},
     {NodeStatus::kMeasured, "measured"},
@@ -31,21 +32,11 @@ NodeStatus StatusOf(Outcome outcome) {
   return NodeStatus::kRejected;
 }
 
-std::string_view ToString(NodeStatus status) {
-  for (const auto& [value, name] : kStatusNames) {
-    if (value == status) return name;
-  }
-  return "unknown";
-}
+std::string_view ToString(NodeStatus status) { return NameOf(kStatusNames, status); }
 
 std::string_view ToString(Outcome outcome) { return ToString(StatusOf(outcome)); }
 
-std::optional<NodeStatus> ParseNodeStatus(std::string_view text) {
-  for (const auto& [value, name] : kStatusNames) {
-    if (name == text) return value;
-  }
-  return std::nullopt;
-}
+std::optional<NodeStatus> ParseNodeStatus(std::string_view text) { return ValueOf(kStatusNames, text); }
 
 std::optional<Outcome> ParseOutcome(std::string_view text) {
   constexpr std::array<Outcome, 6> kAll{Outcome::kMeasured, Outcome::kBuildFailed, Outcome::kWrong,

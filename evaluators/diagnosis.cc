@@ -1,8 +1,6 @@
 #include "evaluators/diagnosis.h"
 
-#include <array>
-#include <utility>
-
+#include "core/enum_names.h"
 #include "evaluators/command_evaluator.h"
 #include "evaluators/compiler.h"
 #include "evaluators/cpu_evaluator.h"
@@ -15,7 +13,7 @@
 namespace kestrel {
 namespace {
 
-constexpr std::array<std::pair<CheckState, std::string_view>, 3> kStateNames{
+constexpr EnumNames<CheckState, 3> kStateNames{
     {{CheckState::kOk, "ok"}, {CheckState::kWarn, "warn"}, {CheckState::kFail, "fail"}}};
 
 Check CheckCompiler(const std::string& compiler) {
@@ -88,19 +86,9 @@ Check CheckCommandEvaluator(const EvaluatorConfig& config) {
 
 }  // namespace
 
-std::string_view ToString(CheckState state) {
-  for (const auto& [value, name] : kStateNames) {
-    if (value == state) return name;
-  }
-  return "?";
-}
+std::string_view ToString(CheckState state) { return NameOf(kStateNames, state); }
 
-std::optional<CheckState> ParseCheckState(std::string_view text) {
-  for (const auto& [value, name] : kStateNames) {
-    if (name == text) return value;
-  }
-  return std::nullopt;
-}
+std::optional<CheckState> ParseCheckState(std::string_view text) { return ValueOf(kStateNames, text); }
 
 std::vector<Check> Diagnose(const EvaluatorConfig& config) {
   std::vector<Check> checks = {CheckCompiler(config.compiler), CheckRunner()};

@@ -1,13 +1,13 @@
 #include "store/records.h"
 
-#include <array>
 #include <chrono>
-#include <utility>
+
+#include "core/enum_names.h"
 
 namespace kestrel {
 namespace {
 
-constexpr std::array<std::pair<ConfirmationVerdict, std::string_view>, 4> kVerdictNames{{
+constexpr EnumNames<ConfirmationVerdict, 4> kVerdictNames{{
     {ConfirmationVerdict::kConfirmed, "confirmed"},
     {ConfirmationVerdict::kWithinNoise, "within_noise"},
     {ConfirmationVerdict::kUnstable, "unstable"},
@@ -16,18 +16,10 @@ constexpr std::array<std::pair<ConfirmationVerdict, std::string_view>, 4> kVerdi
 
 }  // namespace
 
-std::string_view ToString(ConfirmationVerdict verdict) {
-  for (const auto& [value, name] : kVerdictNames) {
-    if (value == verdict) return name;
-  }
-  return "unknown";
-}
+std::string_view ToString(ConfirmationVerdict verdict) { return NameOf(kVerdictNames, verdict); }
 
 std::optional<ConfirmationVerdict> ParseConfirmationVerdict(std::string_view text) {
-  for (const auto& [value, name] : kVerdictNames) {
-    if (name == text) return value;
-  }
-  return std::nullopt;
+  return ValueOf(kVerdictNames, text);
 }
 
 std::int64_t NowMillis() {
@@ -39,7 +31,7 @@ std::int64_t NowMillis() {
 
 namespace {
 
-constexpr std::array<std::pair<RunStatus, std::string_view>, 4> kRunStatusNames{{
+constexpr EnumNames<RunStatus, 4> kRunStatusNames{{
     {RunStatus::kRunning, "running"},
     {RunStatus::kFinished, "finished"},
     {RunStatus::kInterrupted, "interrupted"},
@@ -48,19 +40,9 @@ constexpr std::array<std::pair<RunStatus, std::string_view>, 4> kRunStatusNames{
 
 }  // namespace
 
-std::string_view ToString(RunStatus status) {
-  for (const auto& [value, name] : kRunStatusNames) {
-    if (value == status) return name;
-  }
-  return "unknown";
-}
+std::string_view ToString(RunStatus status) { return NameOf(kRunStatusNames, status); }
 
-std::optional<RunStatus> ParseRunStatus(std::string_view text) {
-  for (const auto& [value, name] : kRunStatusNames) {
-    if (name == text) return value;
-  }
-  return std::nullopt;
-}
+std::optional<RunStatus> ParseRunStatus(std::string_view text) { return ValueOf(kRunStatusNames, text); }
 
 NodeRecord NewNodeRecord(const Candidate& candidate, std::int64_t graph_id, std::int64_t run_id,
                          std::string mutation) {

@@ -36,7 +36,8 @@ void GraphState::Remember(NodeId id, const NodeRecord& record, std::shared_ptr<c
   candidates_[id] = {std::move(source), record.knobs, record.toolchain, record.flags};
 }
 
-Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& notes, std::optional<NodeId> node) {
+Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& notes,
+                         const std::optional<NodeId>& node) {
   return store_.Atomically([&]() -> Status {
     if (auto done = writes(); !done) return done;
     for (LlmCallRecord& call : notes.calls) {
@@ -63,18 +64,15 @@ Result<NodeId> GraphState::AddSeed(NodeRecord record) {
 
 Result<NodeId> GraphState::AddChild(NodeId parent, NodeRecord record, EdgeKind edge_kind, bool expansion,
                                     ChangeNotes notes) {
-  NodeId id = 0;
-  const EdgeRecord edge{parent, 0, edge_kind, run_id_, record.mutation, 0};
-  auto written = store_.Atomically([&]() -> Status {
-    auto added = store_.AddNode(record, edge);
-    if (!added) return Fail(added.error());
-    id = *added;
-    if (expansion) {
-      if (auto done = store_.AddExpansion(parent); !done) return done;
-    }
-    return Write([] { return Status{}; }, notes, id);
-  });
-  if (!written) return Fail(written.error());
+  std::optional<NodeId> added;  // the calls name it: Write reads it after `writes`
+  const auto writes = [&]() -> Status {
+    auto id = store_.AddNode(record, EdgeRecord{parent, 0, edge_kind, run_id_, record.mutation, 0});
+    if (!id) return Fail(id.error());
+    added = *id;
+    return expansion ? store_.AddExpansion(parent) : Status{};
+  };
+  if (auto written = Write(writes, notes, added); !written) return Fail(written.error());
+  const NodeId id = *added;
   const auto& parent_source = candidates_.at(parent).source;
   Remember(id, record,
            *parent_source == record.source ? parent_source : std::make_shared<const std::string>(record.source));

@@ -15,6 +15,7 @@
 // Not thread-safe: the engine calls it under its mutex.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -84,8 +85,9 @@ class GraphState {
     std::string toolchain;
     std::vector<std::string> flags;
   };
-  // Runs `writes` and the notes in one transaction.
-  Status Write(const std::function<Status()>& writes, ChangeNotes& notes, std::optional<NodeId> node);
+  // Runs `writes` and then the notes in one transaction; the notes' calls
+  // name `node` as it is once `writes` ran.
+  Status Write(const std::function<Status()>& writes, ChangeNotes& notes, const std::optional<NodeId>& node);
   void Remember(NodeId id, const NodeRecord& record, std::shared_ptr<const std::string> source);
   void ApplyMedians(const std::map<NodeId, double>& medians);
 

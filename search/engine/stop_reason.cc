@@ -1,14 +1,13 @@
 #include "search/engine/stop_reason.h"
 
-#include <array>
-#include <utility>
+#include "core/enum_names.h"
 
 namespace kestrel {
 namespace {
 
 constexpr std::string_view kErrorPrefix = "error: ";
 
-constexpr std::array<std::pair<StopKind, std::string_view>, 7> kNames{{
+constexpr EnumNames<StopKind, 7> kNames{{
     {StopKind::kTime, "time"},
     {StopKind::kEvaluations, "evaluations"},
     {StopKind::kUsd, "usd"},
@@ -26,12 +25,7 @@ StopReason StopReason::Error(std::string message) {
   return reason;
 }
 
-std::string_view ToString(StopKind kind) {
-  for (const auto& [value, name] : kNames) {
-    if (value == kind) return name;
-  }
-  return "unknown";
-}
+std::string_view ToString(StopKind kind) { return NameOf(kNames, kind); }
 
 std::string ToString(const StopReason& reason) {
   if (reason.kind == StopKind::kError) return std::string(kErrorPrefix) + reason.error;
@@ -40,10 +34,9 @@ std::string ToString(const StopReason& reason) {
 
 std::optional<StopReason> ParseStopReason(std::string_view text) {
   if (text.starts_with(kErrorPrefix)) return StopReason::Error(std::string(text.substr(kErrorPrefix.size())));
-  for (const auto& [value, name] : kNames) {
-    if (name == text && value != StopKind::kError) return StopReason(value);
-  }
-  return std::nullopt;
+  const auto kind = ValueOf(kNames, text);
+  if (!kind || *kind == StopKind::kError) return std::nullopt;  // an error has its message
+  return StopReason(*kind);
 }
 
 }  // namespace kestrel
