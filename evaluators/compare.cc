@@ -87,6 +87,104 @@ struct ShapeFailure {
 
 }  // namespace
 
+namespace {
+
+// The elementwise test and the L2 sums of one buffer of `T`.
+struct BufferStats {
+  std::int64_t bad = 0;
+  double max_error = 0;
+  double error_squares = 0, reference_squares = 0;  // over the finite reference elements
+  std::int64_t finite = 0;
+};
+
+}  // namespace
+
+struct OutputComparer::State {
+  std::vector<std::pair<double, Mismatch>> worst;
+  std::map<int, ShapeFailure> failures;
+  std::string l2_failure;  // the first segment failing only the L2 bound
+  OutputComparison comparison;
+};
+
+OutputComparer::OutputComparer(const Job& job, const Tolerance& tolerance, std::size_t max_mismatches)
+    : job_(job), tolerance_(tolerance), max_mismatches_(max_mismatches), state_(std::make_unique<State>()) {}
+
+OutputComparer::~OutputComparer() = default;
+
+void OutputComparer::Add(const OutputSegment& segment, const std::byte* expected_bytes, const std::byte* actual_bytes) {
+  // Identical bytes pass both tests (no error at all).
+  if (std::memcmp(expected_bytes, actual_bytes, segment.bytes) == 0) return;
+  State& st = *state_;
+  const JobArg& arg = job_.shapes[segment.shape_index].args[segment.arg_index];
+  BufferStats stats;
+  for (std::int64_t i = 0; i < arg.count; ++i) {
+    const double expected = ElementAt(arg.type, expected_bytes, i);
+    const double actual = ElementAt(arg.type, actual_bytes, i);
+    const double excess = Excess(expected, actual, tolerance_);
+    if (std::isfinite(expected) && std::isfinite(actual)) {
+      stats.error_squares += (actual - expected) * (actual - expected);
+      stats.reference_squares += expected * expected;
+      ++stats.finite;
+    }
+    if (excess <= 0) continue;
+    ++stats.bad;
+    stats.max_error = std::max(stats.max_error, std::fabs(actual - expected));  // NaN-safe: max ignores a NaN rhs
+    const Mismatch mismatch{segment.shape_index, segment.input_set, arg.name, i, expected, actual};
+    ShapeFailure& failure = st.failures[segment.shape_index];
+    failure.sets.insert(segment.input_set);
+    if (excess > failure.worst_excess) {
+      failure.worst_excess = excess;
+      failure.worst = mismatch;
+    }
+    st.worst.emplace_back(excess, mismatch);
+    if (st.worst.size() > 8 * max_mismatches_ + 64) {
+      std::partial_sort(st.worst.begin(), st.worst.begin() + static_cast<std::ptrdiff_t>(max_mismatches_),
+                        st.worst.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      st.worst.resize(max_mismatches_);
+    }
+  }
+  const double l2_error = std::sqrt(stats.error_squares), l2_reference = std::sqrt(stats.reference_squares);
+  if (stats.bad == 0 && l2_error > L2Bound(l2_reference, stats.finite, tolerance_)) {
+    const std::string line = "relative L2 error " + Number(l2_error / l2_reference) +
+                             " exceeds half the tolerance on shape " + job_.shapes[segment.shape_index].label +
+                             ", set " + std::to_string(segment.input_set) + ", " + arg.name;
+    if (st.l2_failure.empty()) st.l2_failure = line;
+    st.comparison.details += line + "\n";
+  }
+  if (stats.bad > 0) {
+    st.comparison.details += "shape " + job_.shapes[segment.shape_index].label + ", set " +
+                             std::to_string(segment.input_set) + ", " + arg.name + ": " + std::to_string(stats.bad) +
+                             " of " + std::to_string(arg.count) + " elements differ (max abs err " +
+                             Number(stats.max_error) + ")\n";
+  }
+}
+
+OutputComparison OutputComparer::Finish() {
+  State& st = *state_;
+  OutputComparison comparison = std::move(st.comparison);
+  if (st.failures.empty() && !st.l2_failure.empty()) {
+    comparison.ok = false;
+    comparison.reason = st.l2_failure;
+  }
+  if (st.failures.empty()) return comparison;
+
+  std::stable_sort(st.worst.begin(), st.worst.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (std::size_t i = 0; i < st.worst.size() && i < max_mismatches_; ++i) comparison.worst.push_back(st.worst[i].second);
+  const auto& [shape_index, failure] = *st.failures.begin();
+  const Mismatch& m = failure.worst;
+  comparison.ok = false;
+  comparison.reason = std::to_string(failure.sets.size()) + " of " + std::to_string(job_.input_sets) +
+                      " input sets differ on shape " + job_.shapes[shape_index].label + "; ";
+  const std::string where = m.arg + "[" + std::to_string(m.index) + "]";
+  if (std::isfinite(m.actual)) {
+    comparison.reason += "max abs err " + Number(std::fabs(m.actual - m.expected)) + " at " + where;
+  } else {
+    comparison.reason += where + " is " + Number(m.actual) + ", expected " + Number(m.expected);
+  }
+  if (st.failures.size() > 1) comparison.reason += " (and " + std::to_string(st.failures.size() - 1) + " more shapes)";
+  return comparison;
+}
+
 Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::path& reference_file,
                                         const std::filesystem::path& candidate_file, const Tolerance& tolerance,
                                         std::size_t max_mismatches) {
@@ -96,83 +194,15 @@ Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::p
   if (auto checked = CheckSize(candidate_file, expected_size); !checked) return Fail(checked.error());
   std::ifstream reference_in(reference_file, std::ios::binary);
   std::ifstream candidate_in(candidate_file, std::ios::binary);
-
-  OutputComparison comparison;
-  std::vector<std::pair<double, Mismatch>> worst;
-  std::map<int, ShapeFailure> failures;
+  OutputComparer comparer(job, tolerance, max_mismatches);
   std::vector<std::byte> expected_bytes, actual_bytes;
-  std::string l2_failure;  // the first segment failing only the L2 bound
   for (const auto& segment : segments) {
     if (!ReadSegment(reference_in, segment, expected_bytes) || !ReadSegment(candidate_in, segment, actual_bytes)) {
       return Fail(Error::Io("cannot read the output files in " + candidate_file.parent_path().string()));
     }
-    const JobArg& arg = job.shapes[segment.shape_index].args[segment.arg_index];
-    std::int64_t bad = 0;
-    double max_error = 0;
-    double error_squares = 0, reference_squares = 0;  // over the finite reference elements
-    std::int64_t finite = 0;
-    for (std::int64_t i = 0; i < arg.count; ++i) {
-      const double expected = ElementAt(arg.type, expected_bytes.data(), i);
-      const double actual = ElementAt(arg.type, actual_bytes.data(), i);
-      const double excess = Excess(expected, actual, tolerance);
-      if (std::isfinite(expected) && std::isfinite(actual)) {
-        error_squares += (actual - expected) * (actual - expected);
-        reference_squares += expected * expected;
-        ++finite;
-      }
-      if (excess <= 0) continue;
-      ++bad;
-      max_error = std::max(max_error, std::fabs(actual - expected));  // NaN-safe: max ignores a NaN rhs
-      const Mismatch mismatch{segment.shape_index, segment.input_set, arg.name, i, expected, actual};
-      ShapeFailure& failure = failures[segment.shape_index];
-      failure.sets.insert(segment.input_set);
-      if (excess > failure.worst_excess) {
-        failure.worst_excess = excess;
-        failure.worst = mismatch;
-      }
-      worst.emplace_back(excess, mismatch);
-      if (worst.size() > 8 * max_mismatches + 64) {
-        std::partial_sort(worst.begin(), worst.begin() + static_cast<std::ptrdiff_t>(max_mismatches), worst.end(),
-                          [](const auto& a, const auto& b) { return a.first > b.first; });
-        worst.resize(max_mismatches);
-      }
-    }
-    const double l2_error = std::sqrt(error_squares), l2_reference = std::sqrt(reference_squares);
-    if (bad == 0 && l2_error > L2Bound(l2_reference, finite, tolerance)) {
-      const std::string line = "relative L2 error " + Number(l2_error / l2_reference) + " exceeds half the tolerance on shape " +
-                               job.shapes[segment.shape_index].label + ", set " + std::to_string(segment.input_set) +
-                               ", " + arg.name;
-      if (l2_failure.empty()) l2_failure = line;
-      comparison.details += line + "\n";
-    }
-    if (bad > 0) {
-      comparison.details += "shape " + job.shapes[segment.shape_index].label + ", set " +
-                            std::to_string(segment.input_set) + ", " + arg.name + ": " + std::to_string(bad) +
-                            " of " + std::to_string(arg.count) + " elements differ (max abs err " +
-                            Number(max_error) + ")\n";
-    }
+    comparer.Add(segment, expected_bytes.data(), actual_bytes.data());
   }
-  if (failures.empty() && !l2_failure.empty()) {
-    comparison.ok = false;
-    comparison.reason = l2_failure;
-  }
-  if (failures.empty()) return comparison;
-
-  std::stable_sort(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (std::size_t i = 0; i < worst.size() && i < max_mismatches; ++i) comparison.worst.push_back(worst[i].second);
-  const auto& [shape_index, failure] = *failures.begin();
-  const Mismatch& m = failure.worst;
-  comparison.ok = false;
-  comparison.reason = std::to_string(failure.sets.size()) + " of " + std::to_string(job.input_sets) +
-                      " input sets differ on shape " + job.shapes[shape_index].label + "; ";
-  const std::string where = m.arg + "[" + std::to_string(m.index) + "]";
-  if (std::isfinite(m.actual)) {
-    comparison.reason += "max abs err " + Number(std::fabs(m.actual - m.expected)) + " at " + where;
-  } else {
-    comparison.reason += where + " is " + Number(m.actual) + ", expected " + Number(m.expected);
-  }
-  if (failures.size() > 1) comparison.reason += " (and " + std::to_string(failures.size() - 1) + " more shapes)";
-  return comparison;
+  return comparer.Finish();
 }
 
 Status SliceOutputs(const Job& from, const std::filesystem::path& from_file, const Job& to,

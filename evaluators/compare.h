@@ -18,6 +18,7 @@
 // the tolerance on shape S, set K, ARG".
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,28 @@
 
 namespace kestrel {
 
-struct OutputComparison {
-  bool ok = true;
-  std::string reason;            // one line, empty when ok
-  std::string details;           // one line per failing (shape, set, arg), for the log
-  std::vector<Mismatch> worst;   // the worst elements, worst first
+// OutputComparison (the verdict of a comparison) is declared in job.h: an
+// evaluate job's runner compares in memory and reports it in its result.
+
+// Compares output buffers one at a time, in memory, in the order of
+// OutputSegments(job); Finish() words the verdict. The runner feeds it the
+// candidate's buffers straight from shared memory and the reference's from
+// its mapped file; CompareOutputs feeds it two files.
+class OutputComparer {
+ public:
+  OutputComparer(const Job& job, const Tolerance& tolerance, std::size_t max_mismatches = 10);
+  ~OutputComparer();
+  OutputComparer(const OutputComparer&) = delete;
+  OutputComparer& operator=(const OutputComparer&) = delete;
+  void Add(const OutputSegment& segment, const std::byte* expected, const std::byte* actual);
+  OutputComparison Finish();
+
+ private:
+  struct State;
+  const Job& job_;
+  Tolerance tolerance_;
+  std::size_t max_mismatches_;
+  std::unique_ptr<State> state_;
 };
 
 // Compares the two files segment by segment (memory: one buffer at a time).

@@ -92,6 +92,13 @@ class CpuEvaluator final : public Evaluator {
   // One run of the runner on options_.executor: runner_job.h.
   JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const;
   std::filesystem::path NewEvalDir();
+  // The run's prepared inputs (job.h): every shape's input sets, drawn once
+  // by the reference's job. Made again (under a new name, then renamed
+  // over) when the file is missing or has the wrong size, so that a run
+  // never loses an evaluation to a deleted or truncated file. The
+  // reference's outputs job, run when the file is made.
+  Status EnsurePreparedInputs();
+  JobRun RunReferenceOutputs(const std::filesystem::path& outputs, bool prepare_inputs);
 
   Task task_;
   CpuEvaluatorOptions options_;
@@ -110,6 +117,10 @@ class CpuEvaluator final : public Evaluator {
   double baseline_speedup_ = 0.0;  // the baseline over the reference; 0: the task has none
   std::filesystem::path reference_outputs_;
   std::filesystem::path reference_timed_outputs_;  // empty: no re-check of timed outputs
+  std::filesystem::path inputs_file_;              // the prepared inputs
+  std::uint64_t inputs_bytes_ = 0;                 // their size, header included
+  std::uint64_t inputs_hash_ = 0;                  // their layout's hash (job.h, PrepareLayout)
+  std::mutex inputs_mutex_;                        // held while they are checked or made
   SandboxReport sandbox_;
 
   BuildCache builds_;  // by identity, under work_dir_/builds/

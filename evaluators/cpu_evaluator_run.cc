@@ -63,6 +63,7 @@ Job CpuEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem::
   job.seed = options_.measure.seed;
   job.input_sets = options_.measure.input_sets;
   job.shapes = timed_only ? timed_shapes_ : all_shapes_;
+  if (!timed_only) job.inputs_file = inputs_file_;  // prepared for every shape
   job.min_time_s = options_.measure.min_time_s;
   job.min_samples = options_.measure.min_samples;
   job.buffer_sets = std::min(2, options_.measure.input_sets);

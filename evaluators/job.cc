@@ -1,6 +1,9 @@
 #include "evaluators/job.h"
 
 #include <array>
+#include <cmath>
+#include <limits>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -76,6 +79,45 @@ JobArg ArgFromJson(const json& in) {
   return arg;
 }
 
+// A double that may be NaN or infinite (a poisoned output), which JSON
+// numbers cannot hold: such values travel as strings.
+json DoubleToJson(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+double DoubleFromJson(const json& in) {
+  if (in.is_number()) return in.get<double>();
+  const std::string text = in.get<std::string>();
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  throw std::runtime_error("bad number '" + text + "'");
+}
+
+json ComparisonToJson(const OutputComparison& comparison) {
+  json worst = json::array();
+  for (const Mismatch& m : comparison.worst) {
+    worst.push_back({{"shape", m.shape_index}, {"set", m.input_set}, {"arg", m.arg}, {"index", m.index},
+                     {"expected", DoubleToJson(m.expected)}, {"actual", DoubleToJson(m.actual)}});
+  }
+  return {{"ok", comparison.ok}, {"reason", comparison.reason}, {"details", comparison.details}, {"worst", worst}};
+}
+
+OutputComparison ComparisonFromJson(const json& in) {
+  OutputComparison comparison;
+  comparison.ok = in.at("ok").get<bool>();
+  comparison.reason = in.at("reason").get<std::string>();
+  comparison.details = in.at("details").get<std::string>();
+  for (const auto& m : in.at("worst")) {
+    comparison.worst.push_back({m.at("shape").get<int>(), m.at("set").get<int>(), m.at("arg").get<std::string>(),
+                                m.at("index").get<std::int64_t>(), DoubleFromJson(m.at("expected")),
+                                DoubleFromJson(m.at("actual"))});
+  }
+  return comparison;
+}
+
 }  // namespace
 
 std::vector<OutputSegment> OutputSegments(const Job& job) {
@@ -95,6 +137,49 @@ std::vector<OutputSegment> OutputSegments(const Job& job) {
   return segments;
 }
 
+PreparedLayout PrepareLayout(const Job& job) {
+  PreparedLayout layout;
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  const auto mix = [&hash](std::uint64_t value) {
+    for (int i = 0; i < 8; ++i) {
+      hash ^= (value >> (8 * i)) & 0xff;
+      hash *= 0x100000001b3ULL;
+    }
+  };
+  const auto mix_double = [&mix](double value) {
+    std::uint64_t bits = 0;
+    static_assert(sizeof bits == sizeof value);
+    std::memcpy(&bits, &value, sizeof bits);
+    mix(bits);
+  };
+  mix(job.seed);
+  mix(static_cast<std::uint64_t>(job.input_sets));
+  mix(job.shapes.size());
+  std::uint64_t offset = kPreparedHeaderBytes;
+  for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
+    const auto& args = job.shapes[s].args;
+    mix(args.size());
+    for (const auto& arg : args) {
+      mix(static_cast<std::uint64_t>(arg.role));
+      mix(static_cast<std::uint64_t>(arg.type));
+      mix(static_cast<std::uint64_t>(arg.count));
+      mix(static_cast<std::uint64_t>(arg.init.dist));
+      for (double value : {arg.init.mean, arg.init.std, arg.init.lo, arg.init.hi}) mix_double(value);
+    }
+    for (int set = 0; set < job.input_sets; ++set) {
+      for (int a = 0; a < static_cast<int>(args.size()); ++a) {
+        if (args[a].role != ArgRole::kInput && args[a].role != ArgRole::kInOut) continue;
+        const std::uint64_t bytes = static_cast<std::uint64_t>(args[a].count) * SizeOf(args[a].type);
+        layout.segments.push_back({s, set, a, offset, bytes});
+        offset += (bytes + 63) / 64 * 64;
+      }
+    }
+  }
+  layout.bytes = offset;
+  layout.layout_hash = hash;
+  return layout;
+}
+
 std::string JobToJson(const Job& job) {
   json out = {{"mode", job.mode},
               {"nonce", job.nonce},
@@ -106,6 +191,11 @@ std::string JobToJson(const Job& job) {
               {"buffer_sets", job.buffer_sets},
               {"flush_bytes", job.flush_bytes},
               {"timed_output_file", job.timed_output_file.string()},
+              {"timed_shapes", job.timed_shapes},
+              {"inputs_file", job.inputs_file.string()},
+              {"prepare_inputs", job.prepare_inputs},
+              {"reference_output_file", job.reference_output_file.string()},
+              {"reference_timed_output_file", job.reference_timed_output_file.string()},
               {"worker", job.worker.string()},
               {"bwrap", job.bwrap},
               {"seccomp", job.seccomp},
@@ -139,6 +229,11 @@ Result<Job> ParseJob(const std::string& text) {
     job.buffer_sets = in.at("buffer_sets").get<int>();
     job.flush_bytes = in.value("flush_bytes", std::int64_t{0});
     job.timed_output_file = in.value("timed_output_file", std::string());
+    job.timed_shapes = in.value("timed_shapes", 0);
+    job.inputs_file = in.value("inputs_file", std::string());
+    job.prepare_inputs = in.value("prepare_inputs", false);
+    job.reference_output_file = in.value("reference_output_file", std::string());
+    job.reference_timed_output_file = in.value("reference_timed_output_file", std::string());
     job.seccomp = in.value("seccomp", false);
     job.allow_threads = in.value("allow_threads", false);
     job.worker = in.value("worker", std::string());
@@ -154,7 +249,13 @@ Result<Job> ParseJob(const std::string& text) {
       for (const auto& arg : shape.at("args")) parsed.args.push_back(ArgFromJson(arg));
       job.shapes.push_back(std::move(parsed));
     }
-    if (job.mode != "outputs" && job.mode != "time") throw std::runtime_error("unknown mode '" + job.mode + "'");
+    if (job.mode != "outputs" && job.mode != "time" && job.mode != "evaluate") {
+      throw std::runtime_error("unknown mode '" + job.mode + "'");
+    }
+    if (job.timed_shapes < 0 || job.timed_shapes > static_cast<int>(job.shapes.size())) {
+      throw std::runtime_error("timed_shapes must be between 0 and the number of shapes");
+    }
+    if (job.prepare_inputs && job.inputs_file.empty()) throw std::runtime_error("prepare_inputs needs an inputs_file");
     if (job.flush_bytes < 0 || job.flush_bytes > (std::int64_t{1} << 34)) {
       throw std::runtime_error("flush_bytes must be between 0 and 16 GiB");
     }
@@ -171,7 +272,8 @@ std::string JobResultToJson(const JobResult& result) {
   json out = {{"nonce", result.nonce},
               {"error", result.error},
               {"verdict", result.verdict},
-              {"verdict_reason", result.verdict_reason}};
+              {"verdict_reason", result.verdict_reason},
+              {"verdict_phase", result.verdict_phase}};
   out["checks"] = json::array();
   for (const auto& check : result.checks) {
     out["checks"].push_back({{"shape", check.shape_index},
@@ -187,6 +289,8 @@ std::string JobResultToJson(const JobResult& result) {
                               {"reference_batch", timing.reference_batch},
                               {"flushes", timing.flushes}});
   }
+  if (result.outputs_compared) out["outputs_compared"] = ComparisonToJson(*result.outputs_compared);
+  if (result.timed_compared) out["timed_compared"] = ComparisonToJson(*result.timed_compared);
   return out.dump();
 }
 
@@ -198,6 +302,7 @@ Result<JobResult> ParseJobResult(const std::string& text) {
     result.error = in.at("error").get<std::string>();
     result.verdict = in.value("verdict", std::string());
     result.verdict_reason = in.value("verdict_reason", std::string());
+    result.verdict_phase = in.value("verdict_phase", std::string());
     for (const auto& check : in.at("checks")) {
       SetCheck parsed;
       parsed.shape_index = check.at("shape").get<int>();
@@ -215,6 +320,8 @@ Result<JobResult> ParseJobResult(const std::string& text) {
       parsed.flushes = timing.value("flushes", std::int64_t{0});
       result.timings.push_back(std::move(parsed));
     }
+    if (in.contains("outputs_compared")) result.outputs_compared = ComparisonFromJson(in.at("outputs_compared"));
+    if (in.contains("timed_compared")) result.timed_compared = ComparisonFromJson(in.at("timed_compared"));
     return result;
   } catch (const std::exception& e) {
     return Fail(Error::InvalidArgument(std::string("malformed runner result: ") + e.what()));

@@ -11,11 +11,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "core/host.h"
+#include "core/measurement.h"
 #include "core/task.h"
 
 namespace kestrel {
@@ -36,13 +38,32 @@ struct JobShape {
 };
 
 struct Job {
-  std::string mode;   // "outputs" or "time"
+  // "outputs", "time", or "evaluate": the candidate's outputs checked as in
+  // "outputs" and then, in the same worker, timed as in "time" on the
+  // first `timed_shapes` shapes (unless the check already failed).
+  std::string mode;
   std::string nonce;  // echoed in the result; proves it came from the runner
-  std::vector<std::filesystem::path> libraries;  // outputs: {kernel}; time: {candidate, reference}
+  std::vector<std::filesystem::path> libraries;  // outputs: {kernel}; time, evaluate: {candidate, reference}
   std::uint64_t seed = 1;
   int input_sets = 3;               // outputs mode: independent sets per shape
   std::vector<JobShape> shapes;     // outputs: all shapes checked; time: timed shapes
-  std::filesystem::path output_file;  // outputs mode
+  std::filesystem::path output_file;  // outputs and evaluate modes
+  int timed_shapes = 0;             // evaluate mode: the leading shapes timed (0: all)
+  // Every shape's input sets as the run prepared them once (PreparedInputs
+  // below), mapped read-only by the supervisor instead of generated per
+  // job; empty: generated in memory. With prepare_inputs the runner writes
+  // the file first (the run's reference job does).
+  std::filesystem::path inputs_file;
+  bool prepare_inputs = false;
+  // Evaluate mode: the reference's output file (outputs-mode layout of this
+  // job), mapped read-only and compared with the candidate's checked outputs
+  // in memory (JobResult::outputs_compared) instead of writing output_file;
+  // a kernel that fails it is not timed. And the reference's outputs of the
+  // timed shapes' buffer sets, compared with the candidate's first outputs
+  // while timed (JobResult::timed_compared) instead of writing
+  // timed_output_file.
+  std::filesystem::path reference_output_file;
+  std::filesystem::path reference_timed_output_file;
   double min_time_s = 0.5;          // time mode, per shape and kernel
   int min_samples = 10;             // time mode, per shape and kernel
   int buffer_sets = 2;              // time mode: rotating input sets (the checked sets 0..buffer_sets-1)
@@ -76,12 +97,43 @@ struct OutputSegment {
 };
 std::vector<OutputSegment> OutputSegments(const Job& job);
 
+// The prepared inputs file: a 64-byte header (kPreparedMagic, then the
+// layout hash and the file's size as native uint64s) and then, for every
+// shape, input set and input or inout argument in that order, its
+// elements, each block 64-byte aligned. The header's layout hash covers
+// the seed, the input sets and every argument, so that a file made for
+// another job is refused rather than misread.
+struct PreparedSegment {
+  int shape_index = 0;
+  int input_set = 0;
+  int arg_index = 0;
+  std::uint64_t offset = 0;  // bytes into the file
+  std::uint64_t bytes = 0;
+};
+struct PreparedLayout {
+  std::vector<PreparedSegment> segments;
+  std::uint64_t bytes = 0;        // the whole file, header included
+  std::uint64_t layout_hash = 0;
+};
+constexpr std::uint64_t kPreparedHeaderBytes = 64;
+constexpr char kPreparedMagic[8] = {'K', 'S', 'T', 'R', 'L', 'I', 'N', '1'};
+PreparedLayout PrepareLayout(const Job& job);
+
 // Outputs mode, per (shape, input set).
 struct SetCheck {
   int shape_index = 0;
   int input_set = 0;
   std::vector<std::string> inputs_modified;  // names of inputs whose bytes changed
   bool nondeterministic = false;             // two calls gave different output bytes
+};
+
+// How a candidate's outputs compare with the reference's (compare.h): made
+// by the engine from two files, or by an evaluate job's runner in memory.
+struct OutputComparison {
+  bool ok = true;
+  std::string reason;            // one line, empty when ok
+  std::string details;           // one line per failing (shape, set, arg), for the log
+  std::vector<Mismatch> worst;   // the worst elements, worst first
 };
 
 // Time mode, per timed shape: seconds per call of each sample.
@@ -95,6 +147,9 @@ struct ShapeSamples {
 
 struct JobResult {
   std::string nonce;
+  // What the job was doing when the verdict came: "checking outputs" or
+  // "timing" (evaluate mode; empty for the single-step modes).
+  std::string verdict_phase;
   std::string error;  // the runner could not do the job (e.g. it could not start a worker)
   // How a kernel's worker ended the job early, as the supervisor saw it:
   // an outcome name ("crashed", "wrong", ...) and its reason; empty when
@@ -103,6 +158,10 @@ struct JobResult {
   std::string verdict_reason;
   std::vector<SetCheck> checks;      // outputs mode
   std::vector<ShapeSamples> timings;  // time mode
+  // Evaluate mode, with the reference's files: the checked outputs and the
+  // first outputs of timing compared with them (compare.h).
+  std::optional<OutputComparison> outputs_compared;
+  std::optional<OutputComparison> timed_compared;
 };
 
 std::string JobToJson(const Job& job);

@@ -97,8 +97,11 @@ std::optional<Measurement> JudgeOutputs(const JudgeContext& context, const Job& 
       return Verdict(Outcome::kWrong, "non-deterministic: two calls on the same inputs differ" + where, log);
     }
   }
-  auto comparison =
-      CompareOutputs(outputs, reference_outputs, outputs.output_file, context.task->tolerance, kMaxMismatches);
+  // Compared by an evaluate job's runner in memory, else here from the files.
+  Result<OutputComparison> comparison =
+      result.outputs_compared
+          ? Result<OutputComparison>(*result.outputs_compared)
+          : CompareOutputs(outputs, reference_outputs, outputs.output_file, context.task->tolerance, kMaxMismatches);
   if (!comparison) return NotCompared(comparison.error(), log);
   if (comparison->ok) return std::nullopt;
   Measurement wrong = Verdict(Outcome::kWrong, comparison->reason, "");
@@ -112,11 +115,13 @@ std::optional<Measurement> JudgeOutputs(const JudgeContext& context, const Job& 
   return wrong;
 }
 
-std::optional<Measurement> JudgeTimedOutputs(const JudgeContext& context, const Job& time,
+std::optional<Measurement> JudgeTimedOutputs(const JudgeContext& context, const Job& time, const JobResult& result,
                                              const std::filesystem::path& reference_timed_outputs,
                                              const std::string& log) {
-  auto comparison = CompareOutputs(TimedLayout(time), reference_timed_outputs, time.timed_output_file,
-                                   context.task->tolerance, kMaxMismatches);
+  Result<OutputComparison> comparison =
+      result.timed_compared ? Result<OutputComparison>(*result.timed_compared)
+                            : CompareOutputs(TimedLayout(time), reference_timed_outputs, time.timed_output_file,
+                                             context.task->tolerance, kMaxMismatches);
   if (!comparison) return NotCompared(comparison.error(), log);
   if (comparison->ok) return std::nullopt;
   Measurement wrong = Verdict(Outcome::kWrong, "outputs produced while timing differ: " + comparison->reason,
@@ -162,16 +167,70 @@ Measurement JudgeTimings(const JudgeContext& context, JobResult& timed, const st
   return measured;
 }
 
+namespace {
+
+// Removes an evaluation's folder when the evaluation ends.
+struct RemovedAtEnd {
+  const std::filesystem::path& dir;
+  ~RemovedAtEnd() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+// What follows the checks: the outputs produced while timed re-checked,
+// then the samples.
+Judged JudgeTimedRun(const JudgeContext& context, const Job& time, const ReferenceOutputs& reference, JobRun& timed,
+                     std::string log, const std::string& clock, const std::string& flushed) {
+  if (!time.timed_output_file.empty() || timed.result.timed_compared) {
+    if (auto failed = JudgeTimedOutputs(context, time, timed.result, reference.timed_outputs, log)) return {*failed, ""};
+  }
+  Measurement measured = JudgeTimings(context, timed.result, clock, flushed, log);
+  if (measured.outcome != Outcome::kMeasured) return {std::move(measured), ""};
+  return {std::move(measured), std::move(log)};
+}
+
+}  // namespace
+
+Judged CheckAndTimeInOneJob(const JudgeContext& context, const RunJobFunction& run_job, const Job& outputs, Job time,
+                            const std::filesystem::path& dir, const ReferenceOutputs& reference,
+                            const std::string& clock, const std::string& flushed) {
+  RemovedAtEnd cleanup{dir};
+  Job checks = outputs;
+  checks.output_file.clear();  // compared in the runner's memory
+  time.timed_output_file.clear();
+  Job job = time;
+  job.mode = "evaluate";
+  job.shapes = checks.shapes;
+  job.input_sets = checks.input_sets;
+  job.timed_shapes = static_cast<int>(time.shapes.size());
+  job.output_file = checks.output_file;
+  job.inputs_file = checks.inputs_file;
+  job.prepare_inputs = false;
+  job.reference_output_file = reference.outputs;
+  job.reference_timed_output_file = reference.timed_outputs;
+  JobRun run = run_job(job, dir, "evaluating");
+  const std::string log = run.log.empty() ? "" : "runner output (evaluating):\n" + run.log;
+  // Checks complete: a wrong kernel is reported wrong, even when it then
+  // crashed or hung while timed.
+  const bool checked = !run.result.checks.empty() &&
+                       CheckOrder(run.result, checks.shapes.size(), checks.input_sets).empty();
+  if (checked || !run.failure) {
+    if (auto failed = JudgeOutputs(context, checks, run.result, reference.outputs, log)) return {*failed, ""};
+  }
+  if (run.failure) return {*run.failure, ""};
+  if (!reference.timed_outputs.empty() && !run.result.timed_compared) {
+    return {Verdict(Outcome::kRejected, "runner protocol violation: the outputs produced while timing were not compared",
+                    log),
+            ""};
+  }
+  return JudgeTimedRun(context, time, reference, run, log, clock, flushed);
+}
+
 Judged CheckAndTime(const JudgeContext& context, const RunJobFunction& run_job, Job outputs, Job time,
                     const std::filesystem::path& dir, const ReferenceOutputs& reference, const std::string& clock,
                     const std::string& flushed) {
-  struct Cleanup {
-    const std::filesystem::path& dir;
-    ~Cleanup() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  } cleanup{dir};
+  RemovedAtEnd cleanup{dir};
   // 1. Correctness, in a process of its own: every shape, every input set.
   outputs.output_file = dir / "outputs.bin";
   JobRun checked = run_job(outputs, dir, "checking outputs");
@@ -187,12 +246,7 @@ Judged CheckAndTime(const JudgeContext& context, const RunJobFunction& run_job, 
   if (timed.failure) return {*timed.failure, ""};
   if (!timed.log.empty()) log += "runner output (timing):\n" + timed.log;
   // 3. What the kernel computed once it was timed must still be right.
-  if (!time.timed_output_file.empty()) {
-    if (auto failed = JudgeTimedOutputs(context, time, reference.timed_outputs, log)) return {*failed, ""};
-  }
-  Measurement measured = JudgeTimings(context, timed.result, clock, flushed, log);
-  if (measured.outcome != Outcome::kMeasured) return {std::move(measured), ""};
-  return {std::move(measured), std::move(log)};
+  return JudgeTimedRun(context, time, reference, timed, std::move(log), clock, flushed);
 }
 
 }  // namespace kestrel

@@ -13,7 +13,9 @@
 //   JudgeTimedOutputs  the outputs it produced while being timed;
 //   JudgeTimings       the time job's samples, checked and summarised into
 //                      a `measured` Measurement (speedup, GFLOP/s, GB/s);
-//   CheckAndTime       the two jobs of an evaluation run and judged in turn.
+//   CheckAndTime       the two jobs of an evaluation run and judged in turn;
+//   CheckAndTimeInOneJob  the same two steps as one evaluate job (one
+//                      runner, one candidate worker), judged the same way.
 
 #include <filesystem>
 #include <functional>
@@ -59,7 +61,9 @@ Result<std::filesystem::path> PrepareTimedOutputs(const JudgeContext& context, c
 std::optional<Measurement> JudgeOutputs(const JudgeContext& context, const Job& outputs, const JobResult& result,
                                         const std::filesystem::path& reference_outputs, const std::string& log);
 
-std::optional<Measurement> JudgeTimedOutputs(const JudgeContext& context, const Job& time,
+// The runner's comparison when the result carries one (an evaluate job's),
+// else the files' (job.output_file, time.timed_output_file).
+std::optional<Measurement> JudgeTimedOutputs(const JudgeContext& context, const Job& time, const JobResult& result,
                                              const std::filesystem::path& reference_timed_outputs,
                                              const std::string& log);
 
@@ -87,5 +91,14 @@ using RunJobFunction = std::function<JobRun(const Job&, const std::filesystem::p
 Judged CheckAndTime(const JudgeContext& context, const RunJobFunction& run_job, Job outputs, Job time,
                     const std::filesystem::path& dir, const ReferenceOutputs& reference, const std::string& clock,
                     const std::string& flushed);
+
+// The same evaluation as one "evaluate" job (job.h): the runner checks the
+// outputs, compares them with reference.outputs and times the candidate
+// only when they pass. Judged in the same order: the checks first (even
+// when the job ended in a verdict while timing), then the verdict, the
+// timed outputs and the samples.
+Judged CheckAndTimeInOneJob(const JudgeContext& context, const RunJobFunction& run_job, const Job& outputs, Job time,
+                            const std::filesystem::path& dir, const ReferenceOutputs& reference,
+                            const std::string& clock, const std::string& flushed);
 
 }  // namespace kestrel

@@ -27,10 +27,11 @@ JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, cons
   options.argv.push_back("-");
   options.stdin_data = JobToJson(sent);
   std::uint64_t output_bytes = 0;
-  if (job.mode == "outputs") {
+  if (job.mode == "outputs" || job.mode == "evaluate") {
     const auto segments = OutputSegments(job);
     if (!segments.empty()) output_bytes = segments.back().offset + segments.back().bytes;
   }
+  if (job.prepare_inputs) output_bytes = std::max(output_bytes, PrepareLayout(job).bytes);
   options.env = process.env;
   options.cwd = dir;
   // The supervisor keeps the job's wall clock and reports a timeout itself;
@@ -69,10 +70,14 @@ JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, cons
   } else if (signal != 0) {
     run.failure = Verdict(Outcome::kCrashed, "killed by " + SignalName(signal) + while_phase, log);
   } else if (parsed && parsed->nonce == sent.nonce && !parsed->verdict.empty()) {
-    // The supervisor's verdict on a kernel's worker.
+    // The supervisor's verdict on a kernel's worker, in the step it names
+    // (an evaluate job's), else in this job's phase. What it did before
+    // the verdict stays in the result (an evaluate job's checks).
     const auto outcome = ParseOutcome(parsed->verdict);
-    run.failure = outcome ? Verdict(*outcome, parsed->verdict_reason + while_phase, log)
+    const std::string in_phase = parsed->verdict_phase.empty() ? while_phase : " while " + parsed->verdict_phase;
+    run.failure = outcome ? Verdict(*outcome, parsed->verdict_reason + in_phase, log)
                           : Verdict(Outcome::kRejected, "runner protocol violation: unknown verdict", log);
+    run.result = std::move(*parsed);
   } else if (parsed && parsed->nonce == sent.nonce && !parsed->error.empty()) {
     // A runner that could not do the job says why, whatever its exit status
     // (kestrel-cuda-runner exits 3 without a device).

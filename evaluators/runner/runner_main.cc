@@ -55,8 +55,9 @@ int main(int argc, char** argv) {
   kestrel::JobResult result;
   result.nonce = job->nonce;
   try {
-    auto done = job->mode == "outputs" ? kestrel::runner::RunOutputs(*job, result)
-                                       : kestrel::runner::RunTiming(*job, result);
+    auto done = job->mode == "outputs"  ? kestrel::runner::RunOutputs(*job, result)
+                : job->mode == "evaluate" ? kestrel::runner::RunEvaluate(*job, result)
+                                          : kestrel::runner::RunTiming(*job, result);
     if (!done) result.error = done.error().message();
   } catch (const std::exception& e) {
     result.error = std::string("runner: ") + e.what();

@@ -1,4 +1,4 @@
-// RunTiming: see modes.h. Candidate and reference each run in a worker of
+// TimeShapes: see modes.h. Candidate and reference each run in a worker of
 // their own; this process (the supervisor) owns the clock, prepares every
 // call (outputs poisoned, dims and inouts restored) outside the timed
 // interval, and watches the candidate's CPU time while it should be idle.
@@ -9,39 +9,40 @@
 // random after the candidate ran, and randomly chosen calls in that window
 // are re-checked against the reference's on the same inputs.
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
 
+#include "evaluators/compare.h"
 #include "evaluators/runner/call_layout.h"
+#include "evaluators/runner/mapped_file.h"
 #include "evaluators/runner/inputs.h"
 #include "evaluators/runner/modes.h"
 #include "evaluators/runner/shared_region.h"
 #include "evaluators/runner/supervisor.h"
+#include "evaluators/runner/tolerance.h"
 #include "evaluators/worker/protocol.h"
 
 namespace kestrel::runner {
 namespace {
 
-constexpr double kWarmupSeconds = 0.05;
+constexpr std::uint32_t kMaxWarmCalls = 4096;  // of the warm-up's estimate of the seconds per call
 constexpr double kMinSampleSeconds = 1e-3;  // well above the control channel's round trip
 constexpr double kMaxSampleSeconds = 0.05;
 constexpr std::size_t kMaxSamples = 100000;
-constexpr std::uint64_t kSlotBudgetBytes = 64ULL << 20;  // call slots per kernel, beyond the input sets
+constexpr std::uint64_t kSlotBudgetBytes = 128ULL << 20;  // call slots per kernel (the calls a sample can hold)
 constexpr std::uint32_t kMaxSlots = 4096;
 constexpr double kRecheckShare = 0.25;       // timed calls whose outputs are re-checked
 constexpr int kPerturbedElements = 8;        // per input and call slot, drawn afresh before each round
 constexpr double kIdleCpuSlackSeconds = 0.02;
 constexpr double kIdleCpuShare = 0.05;
 
-using Bytes = std::vector<std::byte>;
 using Clock = std::chrono::steady_clock;
 
 bool OnlyInputs(ArgRole role) { return role == ArgRole::kInput; }
@@ -63,30 +64,12 @@ class CacheFlusher {
   volatile unsigned sink_ = 0;
 };
 
-// The sizes every shape needs, so that the regions are made once.
-struct Sizes {
-  std::uint64_t inputs = 0;  // the input sets of the largest shape
-  std::uint64_t arena = 64;  // the call slots of the largest shape
-};
-
 // Call slots of a shape: as many as fit the budget (inputs and outputs),
 // at least one per input set.
 std::uint32_t SlotsFor(const Placement& inputs, const Placement& slot, int sets) {
   const auto fit =
       static_cast<std::uint32_t>(std::min<std::uint64_t>(kSlotBudgetBytes / (inputs.bytes + slot.bytes), kMaxSlots));
   return std::max(static_cast<std::uint32_t>(sets), fit);
-}
-
-Sizes SizesOf(const Job& job) {
-  Sizes sizes;
-  for (const auto& shape : job.shapes) {
-    const Placement inputs = Place(shape, OnlyInputs);
-    const Placement slot = Place(shape, NotInputs);
-    const std::uint64_t slots = SlotsFor(inputs, slot, job.buffer_sets);
-    sizes.inputs = std::max(sizes.inputs, inputs.bytes * slots);
-    sizes.arena = std::max(sizes.arena, slot.bytes * slots);
-  }
-  return sizes;
 }
 
 // One shape as laid out for both workers: each call slot's inputs in the
@@ -98,7 +81,8 @@ struct ShapeLayout {
   Placement inputs;  // one slot's inputs; slot j's start at j * inputs.bytes
   Placement slot;    // one slot's outputs, inouts, dims and scalars; slot j's at j * slot.bytes
   std::uint32_t slots = 1;
-  std::vector<std::vector<Bytes>> inouts;  // per set, per argument: the pristine inouts
+  const PreparedInputs* prepared = nullptr;  // the pristine inputs and inouts of each set
+  int shape_index = 0;
 
   std::vector<std::uint64_t> Places() const {
     std::vector<std::uint64_t> places;
@@ -113,12 +97,55 @@ struct ShapeLayout {
   }
 };
 
+// Where the candidate's first outputs go, in OutputSegments order of the
+// timed layout (the timed shapes, one set per buffer set): to
+// job.timed_output_file, and compared in memory with the reference's
+// (job.reference_timed_output_file).
+class FirstOutputs {
+ public:
+  FirstOutputs(const Job& layout, std::optional<OutputFile> file, const std::byte* reference)
+      : segments_(OutputSegments(layout)), file_(std::move(file)), reference_(reference) {
+    if (reference_ != nullptr) comparer_.emplace(layout, Tolerance{layout.rtol, layout.atol});
+  }
+  bool wanted() const { return file_.has_value() || comparer_.has_value(); }
+  Status Keep(const std::byte* data, std::uint64_t bytes) {
+    if (next_ >= segments_.size() || segments_[next_].bytes != bytes) {
+      return Fail(Error::Internal("first outputs out of the timed layout"));
+    }
+    const OutputSegment& segment = segments_[next_++];
+    if (file_) {
+      if (auto written = file_->Write(data, bytes); !written) return written;
+    }
+    if (comparer_) comparer_->Add(segment, reference_ + segment.offset, data);
+    return {};
+  }
+  Status Finish(JobResult& result) {
+    if (file_) {
+      if (auto closed = file_->Close(); !closed) return closed;
+    }
+    if (comparer_) result.timed_compared = comparer_->Finish();
+    return {};
+  }
+
+ private:
+  std::vector<OutputSegment> segments_;
+  std::size_t next_ = 0;
+  std::optional<OutputFile> file_;
+  const std::byte* reference_;
+  std::optional<OutputComparer> comparer_;
+};
+
 // One kernel's side of the timing: its worker, its arena, its first
 // outputs per input set, its samples.
 class Timed {
  public:
-  Timed(WorkerProcess& worker, SharedRegion& arena, std::string role)
-      : worker_(worker), arena_(arena), role_(std::move(role)) {}
+  // `poison`: the outputs are poisoned before every call. Not the
+  // reference's: it is the task's own trusted code, and the task was
+  // refused unless two calls of it with differently poisoned outputs gave
+  // the same bytes, i.e. it writes every output (JudgeReferenceRun); its
+  // memory is beyond the candidate's reach. That halves the poisoning.
+  Timed(WorkerProcess& worker, SharedRegion& arena, std::string role, bool poison)
+      : worker_(worker), arena_(arena), role_(std::move(role)), poison_(poison) {}
 
   WorkerProcess& worker() { return worker_; }
   const std::string& role() const { return role_; }
@@ -135,62 +162,73 @@ class Timed {
   void Prepare(std::uint32_t j) {
     const ShapeLayout& l = *layout_;
     std::byte* base = arena_.data() + static_cast<std::uint64_t>(j) * l.slot.bytes;
-    PoisonOutputs(*l.shape, base, l.slot, 0);
+    if (poison_) PoisonOutputs(*l.shape, base, l.slot, 0);
     WriteValues(*l.shape, base, l.slot);
-    const auto& inouts = l.inouts[j % l.sets];
     for (std::size_t a = 0; a < l.shape->args.size(); ++a) {
-      if (!inouts.empty() && l.shape->args[a].role == ArgRole::kInOut) {
-        std::memcpy(base + l.slot.offsets[a], inouts[a].data(), inouts[a].size());
-      }
+      if (l.shape->args[a].role != ArgRole::kInOut) continue;
+      std::memcpy(base + l.slot.offsets[a], l.prepared->Arg(l.shape_index, static_cast<int>(j % l.sets), static_cast<int>(a)),
+                  ArgBytes(l.shape->args[a]));
     }
   }
 
-  // What slot j produced (outputs and inouts, in argument order).
-  Bytes Results(std::uint32_t j) const {
+  // What slot j produced (outputs and inouts, in argument order), kept
+  // straight from the slot.
+  Status KeepResults(std::uint32_t j, FirstOutputs& keep) const {
     const ShapeLayout& l = *layout_;
-    const std::byte* base = arena_.data() + static_cast<std::uint64_t>(j) * l.slot.bytes;
-    Bytes bytes;
+    const std::byte* base = Slot(j);
     for (std::size_t a = 0; a < l.shape->args.size(); ++a) {
       if (!IsResultRole(l.shape->args[a].role)) continue;
-      const std::byte* data = base + l.slot.offsets[a];
-      bytes.insert(bytes.end(), data, data + ArgBytes(l.shape->args[a]));
+      if (auto kept = keep.Keep(base + l.slot.offsets[a], ArgBytes(l.shape->args[a])); !kept) return kept;
     }
-    return bytes;
+    return {};
   }
 
   const std::byte* Slot(std::uint32_t j) const { return arena_.data() + static_cast<std::uint64_t>(j) * layout_->slot.bytes; }
 
-  const std::vector<Bytes>& first() const { return first_; }
-
-  // Batches of growing size until kWarmupSeconds have passed; then the
-  // seconds per call. The first batch calls slots 0 .. sets - 1 on their
-  // input sets as drawn (nothing perturbed yet): their outputs are the
-  // first outputs, which the engine compares with the reference's
-  // (job.timed_output_file).
-  std::optional<WorkerVerdict> WarmUp(Deadline deadline) {
-    double spent = 0;
+  // The first batch calls slots 0 .. sets - 1 on their input sets as
+  // drawn (nothing perturbed yet): their outputs are the first outputs,
+  // which go to `keep` (see FirstOutputs). Then the same slots again, in
+  // batches until kMinSampleSeconds have passed: the seconds per call, from
+  // slots already called once (a slot's first call faults its pages in,
+  // which on a virtual machine can take ten times a short call).
+  Result<std::optional<WorkerVerdict>> WarmUp(Deadline deadline, FirstOutputs* keep) {
+    const auto sets = static_cast<std::uint32_t>(layout_->sets);
     double per_call = 0;
-    auto calls = static_cast<std::uint32_t>(layout_->sets);
-    first_.clear();
-    do {
-      for (std::uint32_t j = 0; j < calls; ++j) Prepare(j);
-      double seconds = 0;
-      if (auto bad = Run(0, calls, deadline, &seconds)) return bad;
-      if (first_.empty()) {
-        for (int k = 0; k < layout_->sets; ++k) first_.push_back(Results(static_cast<std::uint32_t>(k)));
+    if (auto bad = Batch(sets, deadline, &per_call)) return bad;
+    if (keep != nullptr) {
+      for (std::uint32_t k = 0; k < sets; ++k) {
+        if (auto kept = KeepResults(k, *keep); !kept) return Fail(kept.error());
       }
-      spent += seconds;
-      per_call = seconds / calls;
-      calls = std::min(calls * 2, layout_->slots);
-    } while (spent < kWarmupSeconds);
-    per_call_ = std::max(per_call, 1e-9);
+    }
+    touched_ = sets;
+    double seconds = 0;
+    std::uint32_t calls = 0;
+    do {
+      if (auto bad = Batch(sets, deadline, &per_call)) return bad;
+      seconds += per_call * sets;
+      calls += sets;
+    } while (seconds < kMinSampleSeconds && calls < kMaxWarmCalls);
+    per_call_ = std::max(seconds / calls, 1e-9);
+    return std::optional<WorkerVerdict>();
+  }
+  // Slots 0 .. calls - 1 called once, when some never were: their first
+  // call is slow (see WarmUp) and is not a sample.
+  std::optional<WorkerVerdict> Touch(std::uint32_t calls, Deadline deadline) {
+    if (calls <= touched_) return std::nullopt;
+    double per_call = 0;
+    if (auto bad = Batch(calls, deadline, &per_call)) return bad;
+    touched_ = calls;
+    return std::nullopt;
+  }
+  // Slots 0 .. calls - 1 prepared and called: *per_call.
+  std::optional<WorkerVerdict> Batch(std::uint32_t calls, Deadline deadline, double* per_call) {
+    for (std::uint32_t j = 0; j < calls; ++j) Prepare(j);
+    double seconds = 0;
+    if (auto bad = Run(0, calls, deadline, &seconds)) return bad;
+    *per_call = seconds / calls;
     return std::nullopt;
   }
   double per_call() const { return per_call_; }
-  // The calls of a sample of about `seconds`.
-  std::uint32_t CallsFor(double seconds) const {
-    return static_cast<std::uint32_t>(std::clamp<double>(std::ceil(seconds / per_call_), 1, layout_->slots));
-  }
 
   // One timed sample of `calls` calls on slots first .. first + calls - 1.
   std::optional<WorkerVerdict> Sample(std::uint32_t first, std::uint32_t calls, Deadline deadline) {
@@ -240,8 +278,8 @@ class Timed {
   WorkerProcess& worker_;
   SharedRegion& arena_;
   std::string role_;
+  bool poison_ = true;
   const ShapeLayout* layout_ = nullptr;
-  std::vector<Bytes> first_;
   std::uint32_t batch_ = 1;
   double total_ = 0;
   std::vector<double> samples_;
@@ -250,9 +288,46 @@ class Timed {
   double idle_cpu_ = 0, idle_wall_ = 0, busy_cpu_ = 0, busy_wall_ = 0;
   double prepare_s_ = 0;  // the supervisor's own work before samples
   double per_call_ = 1e-9;
+  std::uint32_t touched_ = 0;  // slots 0 .. touched_ - 1 were called
 };
 
-ShapeLayout LayOut(const Job& job, int s, SharedRegion& inputs) {
+// How many calls each kernel's sample holds, so that both reach min_time
+// and min_samples in the same number of rounds, with the least time spent
+// sampling in all (each sample at least `sample_seconds` long). With
+// samples of one length for both, a fast candidate would keep a slow
+// reference running for several times its min_time.
+struct RoundPlan {
+  std::uint32_t rounds = 1;
+  std::uint32_t candidate_calls = 1;
+  std::uint32_t reference_calls = 1;
+};
+
+RoundPlan PlanRounds(const Job& job, double sample_seconds, double candidate_call, double reference_call,
+                     std::uint32_t slots) {
+  constexpr std::uint32_t kMaxRounds = 20000;
+  const auto calls = [&](double per_call, std::uint32_t rounds) {
+    const double wanted = std::max(std::ceil(sample_seconds / per_call), std::ceil(job.min_time_s / (rounds * per_call)));
+    return static_cast<std::uint32_t>(std::clamp<double>(wanted, 1, slots));
+  };
+  const double fastest = std::min(candidate_call, reference_call);
+  const auto most = static_cast<std::uint32_t>(std::clamp<double>(
+      std::ceil(job.min_time_s / std::max(fastest, 1e-9)), job.min_samples, std::max<double>(job.min_samples, kMaxRounds)));
+  const auto seconds = [&](std::uint32_t rounds) {
+    return rounds * (calls(candidate_call, rounds) * candidate_call + calls(reference_call, rounds) * reference_call);
+  };
+  double least = std::numeric_limits<double>::infinity();
+  for (auto rounds = static_cast<std::uint32_t>(job.min_samples); rounds <= most; ++rounds) {
+    least = std::min(least, seconds(rounds));
+  }
+  // Of the plans within 5% of the least time, the one with most samples.
+  RoundPlan best;
+  for (auto rounds = static_cast<std::uint32_t>(job.min_samples); rounds <= most; ++rounds) {
+    if (seconds(rounds) <= least * 1.05) best = {rounds, calls(candidate_call, rounds), calls(reference_call, rounds)};
+  }
+  return best;
+}
+
+ShapeLayout LayOut(const Job& job, int s, const PreparedInputs& prepared, SharedRegion& inputs) {
   const JobShape& shape = job.shapes[s];
   ShapeLayout layout;
   layout.shape = &shape;
@@ -260,25 +335,17 @@ ShapeLayout LayOut(const Job& job, int s, SharedRegion& inputs) {
   layout.inputs = Place(shape, OnlyInputs);
   layout.slot = Place(shape, NotInputs);
   layout.slots = SlotsFor(layout.inputs, layout.slot, layout.sets);
-  layout.inouts.resize(static_cast<std::size_t>(layout.sets));
-  for (int k = 0; k < layout.sets; ++k) {
-    std::byte* set = inputs.data() + static_cast<std::uint64_t>(k) * layout.inputs.bytes;
+  layout.prepared = &prepared;
+  layout.shape_index = s;
+  // Slot j starts as a copy of input set j % sets.
+  for (std::uint32_t j = 0; j < layout.slots; ++j) {
+    std::byte* slot = inputs.data() + j * layout.inputs.bytes;
     for (std::size_t a = 0; a < shape.args.size(); ++a) {
-      const JobArg& arg = shape.args[a];
-      if (arg.role == ArgRole::kInput) {
-        FillInput(arg, {job.seed, s, k}, static_cast<int>(a), set + layout.inputs.offsets[a]);
-      } else if (arg.role == ArgRole::kInOut) {
-        auto& inouts = layout.inouts[static_cast<std::size_t>(k)];
-        inouts.resize(shape.args.size());
-        inouts[a].resize(ArgBytes(arg));
-        FillInput(arg, {job.seed, s, k}, static_cast<int>(a), inouts[a].data());
-      }
+      if (shape.args[a].role != ArgRole::kInput) continue;
+      std::memcpy(slot + layout.inputs.offsets[a],
+                  prepared.Arg(s, static_cast<int>(j % static_cast<std::uint32_t>(layout.sets)), static_cast<int>(a)),
+                  ArgBytes(shape.args[a]));
     }
-  }
-  // The other slots start as copies of their input set.
-  for (std::uint32_t j = static_cast<std::uint32_t>(layout.sets); j < layout.slots; ++j) {
-    std::memcpy(inputs.data() + j * layout.inputs.bytes,
-                inputs.data() + (j % static_cast<std::uint32_t>(layout.sets)) * layout.inputs.bytes, layout.inputs.bytes);
   }
   return layout;
 }
@@ -309,23 +376,6 @@ void Perturb(const ShapeLayout& layout, SharedRegion& inputs, std::uint32_t call
   }
 }
 
-// The first element of `count` where the candidate's `c` is not within
-// |c - r| <= atol + rtol * |r| of the reference's `r` (where r is not
-// finite: the same value), or -1.
-template <class T>
-std::int64_t FirstMismatch(const std::byte* candidate, const std::byte* reference, std::int64_t count, const Job& job) {
-  if (std::memcmp(candidate, reference, static_cast<std::size_t>(count) * sizeof(T)) == 0) return -1;
-  const auto* c = reinterpret_cast<const T*>(candidate);
-  const auto* r = reinterpret_cast<const T*>(reference);
-  for (std::int64_t i = 0; i < count; ++i) {
-    const double cv = static_cast<double>(c[i]);
-    const double rv = static_cast<double>(r[i]);
-    if (std::fabs(cv - rv) <= job.atol + job.rtol * std::fabs(rv)) continue;  // false for NaN
-    if (std::isfinite(rv) || (std::isnan(rv) ? !std::isnan(cv) : cv != rv)) return i;
-  }
-  return -1;
-}
-
 // How the candidate's results in `candidate` differ from the reference's in
 // `reference` (one slot each, the same inputs): "" when every element is
 // within tolerance, else the first element that is not ("y[12]").
@@ -337,15 +387,7 @@ std::string Difference(const ShapeLayout& layout, const std::byte* candidate, co
     if (!IsResultRole(arg.role)) continue;
     const std::byte* c = candidate + layout.slot.offsets[a];
     const std::byte* r = reference + layout.slot.offsets[a];
-    std::int64_t at = -1;
-    switch (arg.type) {
-      case ScalarType::kF32: at = FirstMismatch<float>(c, r, arg.count, job); break;
-      case ScalarType::kF64: at = FirstMismatch<double>(c, r, arg.count, job); break;
-      case ScalarType::kI8: at = FirstMismatch<std::int8_t>(c, r, arg.count, job); break;
-      case ScalarType::kU8: at = FirstMismatch<std::uint8_t>(c, r, arg.count, job); break;
-      case ScalarType::kI32: at = FirstMismatch<std::int32_t>(c, r, arg.count, job); break;
-      case ScalarType::kI64: at = FirstMismatch<std::int64_t>(c, r, arg.count, job); break;
-    }
+    const std::int64_t at = FirstMismatch(arg.type, c, r, arg.count, job.rtol, job.atol);
     if (at >= 0) return arg.name + "[" + std::to_string(at) + "]";
   }
   return "";
@@ -359,57 +401,41 @@ std::string Milliseconds(double seconds) {
 
 }  // namespace
 
-Status RunTiming(const Job& job, JobResult& result) {
-  if (job.libraries.size() != 2) return Fail(Error::InvalidArgument("time mode takes two libraries"));
+TimingSizes TimingSizesOf(const Job& job) {
+  TimingSizes sizes;
+  for (const auto& shape : job.shapes) {
+    const Placement inputs = Place(shape, OnlyInputs);
+    const Placement slot = Place(shape, NotInputs);
+    const std::uint64_t slots = SlotsFor(inputs, slot, job.buffer_sets);
+    sizes.inputs = std::max(sizes.inputs, inputs.bytes * slots);
+    sizes.arena = std::max(sizes.arena, slot.bytes * slots);
+  }
+  return sizes;
+}
+
+Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWorkers& workers, JobResult& result) {
   const Deadline deadline = JobDeadline(job);
-  std::optional<OutputFile> timed_out;
+  std::optional<OutputFile> timed_file;
   if (!job.timed_output_file.empty()) {
     auto created = OutputFile::Create(job.timed_output_file);
     if (!created) return Fail(created.error());
-    timed_out.emplace(std::move(*created));
+    timed_file.emplace(std::move(*created));
   }
-  // One core for the supervisor and both workers (they inherit it): each
-  // call then runs where the supervisor prepared its memory, for the
-  // candidate and the reference alike, instead of wherever the scheduler
-  // happens to wake each worker. A kernel allowed threads gets every core.
-  if (!job.allow_threads) {
-    const int cpu = ::sched_getcpu();
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    if (cpu >= 0) {
-      CPU_SET(cpu, &one);
-      (void)::sched_setaffinity(0, sizeof one, &one);
-    }
+  Job timed_layout = job;
+  timed_layout.input_sets = job.buffer_sets;
+  std::uint64_t reference_bytes = 0;
+  if (!job.reference_timed_output_file.empty()) {
+    const auto segments = OutputSegments(timed_layout);
+    if (!segments.empty()) reference_bytes = segments.back().offset + segments.back().bytes;
   }
-  const Sizes sizes = SizesOf(job);
-  auto inputs = SharedRegion::Create("kestrel-inputs", sizes.inputs, true);
-  if (!inputs) return Fail(inputs.error());
-  auto candidate_arena = SharedRegion::Create("kestrel-arena", sizes.arena, false);
-  if (!candidate_arena) return Fail(candidate_arena.error());
-  auto reference_arena = SharedRegion::Create("kestrel-arena", sizes.arena, false);
-  if (!reference_arena) return Fail(reference_arena.error());
-
-  std::optional<WorkerVerdict> failed;
-  auto reference_worker =
-      WorkerProcess::Start(WorkerFor(job, job.libraries[1], "reference"), *reference_arena, *inputs, deadline, failed);
-  if (!reference_worker) return Fail(reference_worker.error());
-  if (failed) {
-    ForwardLog(**reference_worker);
-    ReportVerdict(result, *failed, "reference");
-    return {};
-  }
-  auto candidate_worker =
-      WorkerProcess::Start(WorkerFor(job, job.libraries[0], "candidate"), *candidate_arena, *inputs, deadline, failed);
-  if (!candidate_worker) return Fail(candidate_worker.error());
-  Timed cand(**candidate_worker, *candidate_arena, "candidate");
-  Timed ref(**reference_worker, *reference_arena, "reference");
-  const auto finish = [&](const std::optional<WorkerVerdict>& verdict, const std::string& role) -> Status {
-    ForwardLog(ref.worker());
-    ForwardLog(cand.worker());
-    if (verdict) ReportVerdict(result, *verdict, role);
-    return {};
+  auto reference_timed = MappedFile::Open(job.reference_timed_output_file, reference_bytes);
+  if (!reference_timed) return Fail(reference_timed.error());
+  FirstOutputs first(timed_layout, std::move(timed_file), reference_timed->data());
+  Timed cand(workers.candidate, workers.candidate_arena, "candidate", true);
+  Timed ref(workers.reference, workers.reference_arena, "reference", false);
+  const auto stop = [](const std::optional<WorkerVerdict>& verdict, const std::string& role) -> Step {
+    return Stop{*verdict, role};
   };
-  if (failed) return finish(failed, "candidate");
 
   std::random_device entropy;
   std::mt19937_64 recheck((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
@@ -423,38 +449,45 @@ Status RunTiming(const Job& job, JobResult& result) {
   const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     auto phase = Clock::now();
-    const ShapeLayout layout = LayOut(job, s, *inputs);
+    const ShapeLayout layout = LayOut(job, s, prepared, workers.inputs);
     layout_s += since(phase);
     for (Timed* timed : {&ref, &cand}) {
-      if (auto bad = timed->Begin(layout, deadline)) return finish(bad, timed->role());
+      if (auto bad = timed->Begin(layout, deadline)) return stop(bad, timed->role());
     }
     phase = Clock::now();
     for (Timed* timed : {&ref, &cand}) {
-      if (auto bad = timed->WarmUp(deadline)) return finish(bad, timed->role());
+      auto warm = timed->WarmUp(deadline, timed == &cand && first.wanted() ? &first : nullptr);
+      if (!warm) return Fail(warm.error());
+      if (*warm) return stop(*warm, timed->role());
     }
     warmup_s += since(phase);
-    // Each kernel's sample lasts about `sample_seconds`. The candidate runs
-    // slots 0 .. n - 1; then the reference runs a window of them chosen at
-    // random (the candidate cannot know which), or more slots when it needs
-    // more calls, so that some of the candidate's calls can be re-checked
-    // against the reference's on the same inputs.
-    const std::uint32_t cand_calls = cand.CallsFor(sample_seconds);
-    const std::uint32_t ref_calls = ref.CallsFor(sample_seconds);
+    // The candidate runs slots 0 .. n - 1 of each round; then the reference
+    // runs a window of them chosen at random (the candidate cannot know
+    // which), or more slots when it needs more calls, so that some of the
+    // candidate's calls can be re-checked against the reference's on the
+    // same inputs. How many calls each sample holds: PlanRounds.
+    const RoundPlan plan = PlanRounds(job, sample_seconds, cand.per_call(), ref.per_call(), layout.slots);
+    const std::uint32_t cand_calls = plan.candidate_calls;
+    const std::uint32_t ref_calls = plan.reference_calls;
+    phase = Clock::now();
+    if (auto bad = cand.Touch(cand_calls, deadline)) return stop(bad, "candidate");
+    if (auto bad = ref.Touch(std::max(cand_calls, ref_calls), deadline)) return stop(bad, "reference");
+    warmup_s += since(phase);
     // Interleaved: a change of machine load hits both kernels alike.
     std::int64_t flushes = 0;
     while (!cand.Done(job) || !ref.Done(job)) {
       const std::uint32_t window =
           cand_calls > ref_calls ? std::uniform_int_distribution<std::uint32_t>(0, cand_calls - ref_calls)(recheck) : 0;
       auto prepare = Clock::now();
-      Perturb(layout, *inputs, std::max(cand_calls, window + ref_calls), recheck);
+      Perturb(layout, workers.inputs, std::max(cand_calls, window + ref_calls), recheck);
       perturb_s += since(prepare);
       if (flusher.enabled()) {
         flusher.Flush();
         ++flushes;
       }
-      if (auto bad = cand.Sample(0, cand_calls, deadline)) return finish(bad, "candidate");
+      if (auto bad = cand.Sample(0, cand_calls, deadline)) return stop(bad, "candidate");
       if (flusher.enabled()) flusher.Flush();
-      if (auto bad = ref.Sample(window, ref_calls, deadline)) return finish(bad, "reference");
+      if (auto bad = ref.Sample(window, ref_calls, deadline)) return stop(bad, "reference");
       // Some of the candidate's calls in the window, chosen after they ran.
       prepare = Clock::now();
       const std::uint32_t end = std::min(cand_calls, window + ref_calls);
@@ -463,18 +496,13 @@ Status RunTiming(const Job& job, JobResult& result) {
       for (std::uint32_t j = window; j < end; ++j) {
         if (j != forced && !pick(recheck)) continue;
         if (const std::string where = Difference(layout, cand.Slot(j), ref.Slot(j), job); !where.empty()) {
-          return finish(WorkerVerdict{Outcome::kWrong, "outputs produced while timing differ: a timed call on shape " +
-                                                           layout.shape->label + " gave " + where +
-                                                           " out of tolerance of the reference's on the same inputs"},
-                        "candidate");
+          return Stop{WorkerVerdict{Outcome::kWrong, "outputs produced while timing differ: a timed call on shape " +
+                                                         layout.shape->label + " gave " + where +
+                                                         " out of tolerance of the reference's on the same inputs"},
+                      "candidate"};
         }
       }
       recheck_s += since(prepare);
-    }
-    if (timed_out) {
-      for (const Bytes& first : cand.first()) {
-        if (auto written = timed_out->Write(first.data(), first.size()); !written) return written;
-      }
     }
     ShapeSamples samples;
     samples.candidate = std::move(cand.samples());
@@ -484,28 +512,26 @@ Status RunTiming(const Job& job, JobResult& result) {
     samples.flushes = flushes;
     result.timings.push_back(std::move(samples));
   }
-  if (auto bad = cand.worker().Inspect()) return finish(bad, "candidate");
-  if (auto bad = ref.worker().Inspect()) return finish(bad, "reference");
+  if (auto bad = cand.worker().Inspect()) return stop(bad, "candidate");
+  if (auto bad = ref.worker().Inspect()) return stop(bad, "reference");
   // A kernel that keeps working after its calls return (a thread finishing
   // the answer, or stealing the reference's time) is caught here.
   if (cand.idle_cpu() > kIdleCpuSlackSeconds + kIdleCpuShare * cand.idle_wall()) {
-    return finish(WorkerVerdict{Outcome::kRejected, "the kernel kept running after its calls returned: " +
-                                                        Milliseconds(cand.idle_cpu()) + " of CPU time while idle (" +
-                                                        Milliseconds(cand.idle_wall()) + ")"},
-                  "candidate");
+    return Stop{WorkerVerdict{Outcome::kRejected, "the kernel kept running after its calls returned: " +
+                                                      Milliseconds(cand.idle_cpu()) + " of CPU time while idle (" +
+                                                      Milliseconds(cand.idle_wall()) + ")"},
+                "candidate"};
   }
   std::printf("supervisor: candidate CPU time %s in %s timed, %s while idle in %s\n",
               Milliseconds(cand.busy_cpu()).c_str(), Milliseconds(cand.busy_wall()).c_str(),
               Milliseconds(cand.idle_cpu()).c_str(), Milliseconds(cand.idle_wall()).c_str());
-  std::printf("supervisor: %s in all: inputs %s, warm-up %s, fresh input elements %s, preparing samples %s, "
+  std::printf("supervisor: timing %s in all: inputs %s, warm-up %s, fresh input elements %s, preparing samples %s, "
               "re-checks %s\n",
               Milliseconds(since(job_start)).c_str(), Milliseconds(layout_s).c_str(),
               Milliseconds(warmup_s).c_str(), Milliseconds(perturb_s).c_str(),
               Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(), Milliseconds(recheck_s).c_str());
-  if (timed_out) {
-    if (auto closed = timed_out->Close(); !closed) return closed;
-  }
-  return finish(std::nullopt, "candidate");
+  if (auto finished = first.Finish(result); !finished) return Fail(finished.error());
+  return std::optional<Stop>();
 }
 
 }  // namespace kestrel::runner

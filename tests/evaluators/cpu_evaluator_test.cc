@@ -61,6 +61,30 @@ TEST_SUITE("cpu_evaluator") {
     CHECK(m.eval_seconds > 0);
   }
 
+  TEST_CASE("a slow candidate and a fast reference each reach min_time in the same rounds") {
+    const Measurement m = Eval("scale_slow");
+    REQUIRE(m.outcome == Outcome::kMeasured);
+    REQUIRE(m.shapes.size() == 1);
+    const ShapeTiming& shape = m.shapes[0];
+    const auto sampled = [](const std::vector<double>& seconds, std::int64_t calls) {
+      double sum = 0;
+      for (double s : seconds) sum += s * static_cast<double>(calls);
+      return sum;
+    };
+    const double candidate = sampled(shape.candidate_seconds, shape.candidate_calls_per_sample);
+    const double reference = sampled(shape.reference_seconds, shape.reference_calls_per_sample);
+    const double min_time = testing::FastOptions().measure.min_time_s;
+    INFO("candidate sampled " << candidate << " s in " << shape.candidate.count << " samples of "
+                              << shape.candidate_calls_per_sample << " calls; reference " << reference << " s in "
+                              << shape.reference.count << " samples of " << shape.reference_calls_per_sample);
+    CHECK(candidate >= min_time);
+    CHECK(reference >= min_time);
+    // With samples of one length for both, the slow candidate was sampled
+    // until the fast reference had its min_time: about 5 x min_time here.
+    CHECK(candidate <= 2.5 * min_time);
+    CHECK(shape.reference_calls_per_sample > shape.candidate_calls_per_sample);
+  }
+
   TEST_CASE("flush_cache: every candidate sample starts after the caches were written over") {
     CpuEvaluatorOptions options = testing::FastOptions();
     options.flush_cache = true;
