@@ -19,7 +19,6 @@ namespace {
 
 bool Everything(ArgRole) { return true; }
 
-using Bytes = std::vector<std::byte>;
 
 }  // namespace
 
@@ -44,28 +43,30 @@ Step CheckOutputs(const Job& job, const PreparedInputs& inputs, WorkerProcess& w
   const std::vector<OutputSegment> segments = OutputSegments(job);
   std::size_t next_segment = 0;
   std::byte* base = arena.data();
-  std::vector<Bytes> first;  // per argument: the first call's results (reused: fresh pages cost)
+  std::vector<std::vector<std::byte>> first;  // per argument: the first call's results (reused: fresh pages cost)
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     const JobShape& shape = job.shapes[s];
     const Placement place = Place(shape, Everything);
     const auto args = static_cast<std::uint32_t>(shape.args.size());
     if (auto bad = worker.Layout(place.offsets, args, deadline)) return stop(bad);
+    first.resize(std::max(first.size(), shape.args.size()));
     for (int set = 0; set < job.input_sets; ++set) {
       // The pristine inputs stay in the prepared inputs, where the kernel
       // cannot reach them.
-      const auto prepare = [&](int variant) {
+      const auto prepare = [&](int variant, bool inputs_too) {
         for (std::size_t a = 0; a < shape.args.size(); ++a) {
-          if (!IsInputRole(shape.args[a].role)) continue;
-          std::memcpy(base + place.offsets[a], inputs.Arg(s, set, static_cast<int>(a)), ArgBytes(shape.args[a]));
+          const ArgRole role = shape.args[a].role;
+          if (role == ArgRole::kInOut || (role == ArgRole::kInput && inputs_too)) {
+            std::memcpy(base + place.offsets[a], inputs.Arg(s, set, static_cast<int>(a)), ArgBytes(shape.args[a]));
+          }
         }
         WriteValues(shape, base, place);
         PoisonOutputs(shape, base, place, variant);
       };
       SetCheck check{s, set, {}, false};
       double seconds = 0;
-      prepare(0);
+      prepare(0, true);
       if (auto bad = worker.Run(0, 1, deadline, &seconds)) return stop(bad);
-      first.resize(std::max(first.size(), shape.args.size()));
       for (std::size_t a = 0; a < shape.args.size(); ++a) {
         const JobArg& arg = shape.args[a];
         const std::byte* data = base + place.offsets[a];
@@ -73,25 +74,23 @@ Step CheckOutputs(const Job& job, const PreparedInputs& inputs, WorkerProcess& w
             std::memcmp(data, inputs.Arg(s, set, static_cast<int>(a)), ArgBytes(arg)) != 0) {
           check.inputs_modified.push_back(arg.name);
         }
-        if (IsResultRole(arg.role)) first[a].assign(data, data + ArgBytes(arg));
+        if (!IsResultRole(arg.role)) continue;
+        first[a].assign(data, data + ArgBytes(arg));
+        if (out) {
+          if (auto written = out->Write(data, ArgBytes(arg)); !written) return Fail(written.error());
+        }
+        const OutputSegment& segment = segments[next_segment++];
+        if (comparer) comparer->Add(segment, reference + segment.offset, data);
       }
-      // Second call: the same inputs, outputs poisoned differently.
-      prepare(1);
+      // Second call: the same buffers and inputs (restored if the first
+      // changed them), the outputs poisoned differently.
+      prepare(1, !check.inputs_modified.empty());
       if (auto bad = worker.Run(0, 1, deadline, &seconds)) return stop(bad);
       for (std::size_t a = 0; a < shape.args.size(); ++a) {
         if (IsResultRole(shape.args[a].role) &&
             std::memcmp(base + place.offsets[a], first[a].data(), first[a].size()) != 0) {
           check.nondeterministic = true;
         }
-      }
-      for (std::size_t a = 0; a < shape.args.size(); ++a) {
-        const JobArg& arg = shape.args[a];
-        if (!IsResultRole(arg.role)) continue;
-        if (out) {
-          if (auto written = out->Write(first[a].data(), first[a].size()); !written) return Fail(written.error());
-        }
-        const OutputSegment& segment = segments[next_segment++];
-        if (comparer) comparer->Add(segment, reference + segment.offset, first[a].data());
       }
       if (!check.inputs_modified.empty() || check.nondeterministic) summary.wrong = true;
       result.checks.push_back(std::move(check));

@@ -83,6 +83,7 @@ struct ShapeLayout {
   std::uint32_t slots = 1;
   const PreparedInputs* prepared = nullptr;  // the pristine inputs and inouts of each set
   int shape_index = 0;
+  std::uint32_t filled = 0;  // slots 0 .. filled - 1 hold their inputs
 
   std::vector<std::uint64_t> Places() const {
     std::vector<std::uint64_t> places;
@@ -201,12 +202,15 @@ class Timed {
       }
     }
     touched_ = sets;
+    // As few calls as make up a sample, on slots already called.
+    const auto batch = static_cast<std::uint32_t>(
+        std::clamp<double>(std::ceil(kMinSampleSeconds / std::max(per_call, 1e-9)), 1, sets));
     double seconds = 0;
     std::uint32_t calls = 0;
     do {
-      if (auto bad = Batch(sets, deadline, &per_call)) return bad;
-      seconds += per_call * sets;
-      calls += sets;
+      if (auto bad = Batch(batch, deadline, &per_call)) return bad;
+      seconds += per_call * batch;
+      calls += batch;
     } while (seconds < kMinSampleSeconds && calls < kMaxWarmCalls);
     per_call_ = std::max(seconds / calls, 1e-9);
     return std::optional<WorkerVerdict>();
@@ -327,6 +331,23 @@ RoundPlan PlanRounds(const Job& job, double sample_seconds, double candidate_cal
   return best;
 }
 
+// Slots filled .. calls - 1 of the shape made copies of their input sets
+// (slot j of set j % sets): only the slots a sample will use are filled.
+void FillSlots(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls) {
+  const JobShape& shape = *layout.shape;
+  for (std::uint32_t j = layout.filled; j < std::min(calls, layout.slots); ++j) {
+    std::byte* slot = inputs.data() + j * layout.inputs.bytes;
+    for (std::size_t a = 0; a < shape.args.size(); ++a) {
+      if (shape.args[a].role != ArgRole::kInput) continue;
+      std::memcpy(slot + layout.inputs.offsets[a],
+                  layout.prepared->Arg(layout.shape_index, static_cast<int>(j % static_cast<std::uint32_t>(layout.sets)),
+                                       static_cast<int>(a)),
+                  ArgBytes(shape.args[a]));
+    }
+  }
+  layout.filled = std::max(layout.filled, std::min(calls, layout.slots));
+}
+
 ShapeLayout LayOut(const Job& job, int s, const PreparedInputs& prepared, SharedRegion& inputs) {
   const JobShape& shape = job.shapes[s];
   ShapeLayout layout;
@@ -337,16 +358,7 @@ ShapeLayout LayOut(const Job& job, int s, const PreparedInputs& prepared, Shared
   layout.slots = SlotsFor(layout.inputs, layout.slot, layout.sets);
   layout.prepared = &prepared;
   layout.shape_index = s;
-  // Slot j starts as a copy of input set j % sets.
-  for (std::uint32_t j = 0; j < layout.slots; ++j) {
-    std::byte* slot = inputs.data() + j * layout.inputs.bytes;
-    for (std::size_t a = 0; a < shape.args.size(); ++a) {
-      if (shape.args[a].role != ArgRole::kInput) continue;
-      std::memcpy(slot + layout.inputs.offsets[a],
-                  prepared.Arg(s, static_cast<int>(j % static_cast<std::uint32_t>(layout.sets)), static_cast<int>(a)),
-                  ArgBytes(shape.args[a]));
-    }
-  }
+  FillSlots(layout, inputs, static_cast<std::uint32_t>(layout.sets));
   return layout;
 }
 
@@ -449,7 +461,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
   const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     auto phase = Clock::now();
-    const ShapeLayout layout = LayOut(job, s, prepared, workers.inputs);
+    ShapeLayout layout = LayOut(job, s, prepared, workers.inputs);
     layout_s += since(phase);
     for (Timed* timed : {&ref, &cand}) {
       if (auto bad = timed->Begin(layout, deadline)) return stop(bad, timed->role());
@@ -469,6 +481,9 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     const RoundPlan plan = PlanRounds(job, sample_seconds, cand.per_call(), ref.per_call(), layout.slots);
     const std::uint32_t cand_calls = plan.candidate_calls;
     const std::uint32_t ref_calls = plan.reference_calls;
+    phase = Clock::now();
+    FillSlots(layout, workers.inputs, std::max(cand_calls, ref_calls));
+    layout_s += since(phase);
     phase = Clock::now();
     if (auto bad = cand.Touch(cand_calls, deadline)) return stop(bad, "candidate");
     if (auto bad = ref.Touch(std::max(cand_calls, ref_calls), deadline)) return stop(bad, "reference");
