@@ -46,6 +46,7 @@ constexpr double kIdleCpuShare = 0.05;
 using Clock = std::chrono::steady_clock;
 
 bool OnlyInputs(ArgRole role) { return role == ArgRole::kInput; }
+bool OnlyInOuts(ArgRole role) { return role == ArgRole::kInOut; }
 bool NotInputs(ArgRole role) { return role != ArgRole::kInput; }
 
 // A buffer larger than the last-level cache, written over before a sample
@@ -84,6 +85,15 @@ struct ShapeLayout {
   const PreparedInputs* prepared = nullptr;  // the pristine inputs and inouts of each set
   int shape_index = 0;
   std::uint32_t filled = 0;  // slots 0 .. filled - 1 hold their inputs
+  // Each filled slot's inouts (Place(shape, InOuts) per slot), which the
+  // supervisor copies in before every call: perturbed like the inputs, so
+  // that no call repeats an earlier call's inouts either.
+  Placement inout;
+  std::vector<std::byte> inouts;
+  std::byte* InOuts(std::uint32_t j) { return inouts.data() + static_cast<std::uint64_t>(j) * inout.bytes; }
+  const std::byte* InOuts(std::uint32_t j) const {
+    return inouts.data() + static_cast<std::uint64_t>(j) * inout.bytes;
+  }
 
   std::vector<std::uint64_t> Places() const {
     std::vector<std::uint64_t> places;
@@ -104,11 +114,23 @@ struct ShapeLayout {
 // (job.reference_timed_output_file).
 class FirstOutputs {
  public:
-  FirstOutputs(const Job& layout, std::optional<OutputFile> file, const std::byte* reference)
-      : segments_(OutputSegments(layout)), file_(std::move(file)), reference_(reference) {
-    if (reference_ != nullptr) comparer_.emplace(layout, Tolerance{layout.rtol, layout.atol});
+  static Result<FirstOutputs> Open(const Job& job) {
+    Job layout = job;
+    layout.input_sets = job.buffer_sets;
+    std::optional<OutputFile> file;
+    if (!job.timed_output_file.empty()) {
+      auto created = OutputFile::Create(job.timed_output_file);
+      if (!created) return Fail(created.error());
+      file.emplace(std::move(*created));
+    }
+    std::vector<OutputSegment> segments = OutputSegments(layout);
+    const std::uint64_t bytes =
+        job.reference_timed_output_file.empty() || segments.empty() ? 0 : segments.back().offset + segments.back().bytes;
+    auto reference = MappedFile::Open(job.reference_timed_output_file, bytes);
+    if (!reference) return Fail(reference.error());
+    return FirstOutputs(std::move(layout), std::move(segments), std::move(file), std::move(*reference));
   }
-  bool wanted() const { return file_.has_value() || comparer_.has_value(); }
+  bool wanted() const { return file_.has_value() || comparer_ != nullptr; }
   Status Keep(const std::byte* data, std::uint64_t bytes) {
     if (next_ >= segments_.size() || segments_[next_].bytes != bytes) {
       return Fail(Error::Internal("first outputs out of the timed layout"));
@@ -117,7 +139,7 @@ class FirstOutputs {
     if (file_) {
       if (auto written = file_->Write(data, bytes); !written) return written;
     }
-    if (comparer_) comparer_->Add(segment, reference_ + segment.offset, data);
+    if (comparer_) comparer_->Add(segment, reference_.data() + segment.offset, data);
     return {};
   }
   Status Finish(JobResult& result) {
@@ -129,11 +151,21 @@ class FirstOutputs {
   }
 
  private:
+  FirstOutputs(Job layout, std::vector<OutputSegment> segments, std::optional<OutputFile> file, MappedFile reference)
+      : layout_(std::make_unique<Job>(std::move(layout))),
+        segments_(std::move(segments)),
+        file_(std::move(file)),
+        reference_(std::move(reference)) {
+    if (reference_.data() != nullptr) {
+      comparer_ = std::make_unique<OutputComparer>(*layout_, Tolerance{layout_->rtol, layout_->atol});
+    }
+  }
+  std::unique_ptr<Job> layout_;  // the comparer keeps a reference to it
   std::vector<OutputSegment> segments_;
   std::size_t next_ = 0;
   std::optional<OutputFile> file_;
-  const std::byte* reference_;
-  std::optional<OutputComparer> comparer_;
+  MappedFile reference_;
+  std::unique_ptr<OutputComparer> comparer_;
 };
 
 // One kernel's side of the timing: its worker, its arena, its first
@@ -167,8 +199,7 @@ class Timed {
     WriteValues(*l.shape, base, l.slot);
     for (std::size_t a = 0; a < l.shape->args.size(); ++a) {
       if (l.shape->args[a].role != ArgRole::kInOut) continue;
-      std::memcpy(base + l.slot.offsets[a], l.prepared->Arg(l.shape_index, static_cast<int>(j % l.sets), static_cast<int>(a)),
-                  ArgBytes(l.shape->args[a]));
+      std::memcpy(base + l.slot.offsets[a], l.InOuts(j) + l.inout.offsets[a], ArgBytes(l.shape->args[a]));
     }
   }
 
@@ -335,14 +366,18 @@ RoundPlan PlanRounds(const Job& job, double sample_seconds, double candidate_cal
 // (slot j of set j % sets): only the slots a sample will use are filled.
 void FillSlots(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls) {
   const JobShape& shape = *layout.shape;
-  for (std::uint32_t j = layout.filled; j < std::min(calls, layout.slots); ++j) {
+  const std::uint32_t upto = std::min(calls, layout.slots);
+  const bool any_inout = std::any_of(shape.args.begin(), shape.args.end(),
+                                     [](const JobArg& arg) { return arg.role == ArgRole::kInOut; });
+  if (any_inout && upto > layout.filled) layout.inouts.resize(upto * layout.inout.bytes);
+  for (std::uint32_t j = layout.filled; j < upto; ++j) {
     std::byte* slot = inputs.data() + j * layout.inputs.bytes;
+    const int set = static_cast<int>(j % static_cast<std::uint32_t>(layout.sets));
     for (std::size_t a = 0; a < shape.args.size(); ++a) {
-      if (shape.args[a].role != ArgRole::kInput) continue;
-      std::memcpy(slot + layout.inputs.offsets[a],
-                  layout.prepared->Arg(layout.shape_index, static_cast<int>(j % static_cast<std::uint32_t>(layout.sets)),
-                                       static_cast<int>(a)),
-                  ArgBytes(shape.args[a]));
+      const ArgRole role = shape.args[a].role;
+      if (role != ArgRole::kInput && role != ArgRole::kInOut) continue;
+      std::byte* to = role == ArgRole::kInput ? slot + layout.inputs.offsets[a] : layout.InOuts(j) + layout.inout.offsets[a];
+      std::memcpy(to, layout.prepared->Arg(layout.shape_index, set, static_cast<int>(a)), ArgBytes(shape.args[a]));
     }
   }
   layout.filled = std::max(layout.filled, std::min(calls, layout.slots));
@@ -358,19 +393,22 @@ ShapeLayout LayOut(const Job& job, int s, const PreparedInputs& prepared, Shared
   layout.slots = SlotsFor(layout.inputs, layout.slot, layout.sets);
   layout.prepared = &prepared;
   layout.shape_index = s;
+  layout.inout = Place(shape, OnlyInOuts);
   FillSlots(layout, inputs, static_cast<std::uint32_t>(layout.sets));
   return layout;
 }
 
-// A few elements of every input of slots 0 .. calls - 1 drawn afresh from
-// the argument's distribution, by a generator the kernel cannot see.
-void Perturb(const ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls, std::mt19937_64& random) {
+// A few elements of every input and inout of slots 0 .. calls - 1 drawn
+// afresh from the argument's distribution, by a generator the kernel
+// cannot see.
+void Perturb(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls, std::mt19937_64& random) {
   const JobShape& shape = *layout.shape;
   for (std::uint32_t j = 0; j < calls; ++j) {
     std::byte* slot = inputs.data() + j * layout.inputs.bytes;
     for (std::size_t a = 0; a < shape.args.size(); ++a) {
       const JobArg& arg = shape.args[a];
-      if (arg.role != ArgRole::kInput || arg.count <= 0) continue;
+      if ((arg.role != ArgRole::kInput && arg.role != ArgRole::kInOut) || arg.count <= 0) continue;
+      std::byte* data = arg.role == ArgRole::kInput ? slot + layout.inputs.offsets[a] : layout.InOuts(j) + layout.inout.offsets[a];
       std::uniform_int_distribution<std::int64_t> where(0, arg.count - 1);
       for (int e = 0; e < kPerturbedElements; ++e) {
         double value = 0;
@@ -382,7 +420,7 @@ void Perturb(const ShapeLayout& layout, SharedRegion& inputs, std::uint32_t call
                 static_cast<std::int64_t>(std::ceil(arg.init.lo)), static_cast<std::int64_t>(std::floor(arg.init.hi)))(random));
             break;
         }
-        StoreValue(arg.type, value, slot + layout.inputs.offsets[a], where(random));
+        StoreValue(arg.type, value, data, where(random));
       }
     }
   }
@@ -425,24 +463,31 @@ TimingSizes TimingSizesOf(const Job& job) {
   return sizes;
 }
 
+// Some of the candidate's calls in slots first .. end - 1 (where the
+// reference ran too), chosen after they ran: a random kRecheckShare of
+// them and at least one, each compared with the reference's call on the
+// same inputs.
+std::optional<Stop> Recheck(const Job& job, const ShapeLayout& layout, const Timed& cand, const Timed& ref,
+                            std::uint32_t first, std::uint32_t end, std::mt19937_64& random) {
+  std::bernoulli_distribution pick(kRecheckShare);
+  const std::uint32_t forced = std::uniform_int_distribution<std::uint32_t>(first, end - 1)(random);
+  for (std::uint32_t j = first; j < end; ++j) {
+    if (j != forced && !pick(random)) continue;
+    if (const std::string where = Difference(layout, cand.Slot(j), ref.Slot(j), job); !where.empty()) {
+      return Stop{WorkerVerdict{Outcome::kWrong, "outputs produced while timing differ: a timed call on shape " +
+                                                     layout.shape->label + " gave " + where +
+                                                     " out of tolerance of the reference's on the same inputs"},
+                  "candidate"};
+    }
+  }
+  return std::nullopt;
+}
+
 Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWorkers& workers, JobResult& result) {
   const Deadline deadline = JobDeadline(job);
-  std::optional<OutputFile> timed_file;
-  if (!job.timed_output_file.empty()) {
-    auto created = OutputFile::Create(job.timed_output_file);
-    if (!created) return Fail(created.error());
-    timed_file.emplace(std::move(*created));
-  }
-  Job timed_layout = job;
-  timed_layout.input_sets = job.buffer_sets;
-  std::uint64_t reference_bytes = 0;
-  if (!job.reference_timed_output_file.empty()) {
-    const auto segments = OutputSegments(timed_layout);
-    if (!segments.empty()) reference_bytes = segments.back().offset + segments.back().bytes;
-  }
-  auto reference_timed = MappedFile::Open(job.reference_timed_output_file, reference_bytes);
-  if (!reference_timed) return Fail(reference_timed.error());
-  FirstOutputs first(timed_layout, std::move(timed_file), reference_timed->data());
+  auto opened = FirstOutputs::Open(job);
+  if (!opened) return Fail(opened.error());
+  FirstOutputs& first = *opened;
   Timed cand(workers.candidate, workers.candidate_arena, "candidate", true);
   Timed ref(workers.reference, workers.reference_arena, "reference", false);
   const auto stop = [](const std::optional<WorkerVerdict>& verdict, const std::string& role) -> Step {
@@ -503,19 +548,9 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
       if (auto bad = cand.Sample(0, cand_calls, deadline)) return stop(bad, "candidate");
       if (flusher.enabled()) flusher.Flush();
       if (auto bad = ref.Sample(window, ref_calls, deadline)) return stop(bad, "reference");
-      // Some of the candidate's calls in the window, chosen after they ran.
       prepare = Clock::now();
-      const std::uint32_t end = std::min(cand_calls, window + ref_calls);
-      std::bernoulli_distribution pick(kRecheckShare);
-      const std::uint32_t forced = std::uniform_int_distribution<std::uint32_t>(window, end - 1)(recheck);
-      for (std::uint32_t j = window; j < end; ++j) {
-        if (j != forced && !pick(recheck)) continue;
-        if (const std::string where = Difference(layout, cand.Slot(j), ref.Slot(j), job); !where.empty()) {
-          return Stop{WorkerVerdict{Outcome::kWrong, "outputs produced while timing differ: a timed call on shape " +
-                                                         layout.shape->label + " gave " + where +
-                                                         " out of tolerance of the reference's on the same inputs"},
-                      "candidate"};
-        }
+      if (auto wrong = Recheck(job, layout, cand, ref, window, std::min(cand_calls, window + ref_calls), recheck)) {
+        return *wrong;
       }
       recheck_s += since(prepare);
     }
