@@ -16,12 +16,13 @@
 // TimeShapes (time mode): time candidate (libraries[0]) and reference
 // (libraries[1]), each in its own worker, on every shape, interleaved
 // sample by sample, and report seconds per call by the supervisor's clock.
-// Every call's outputs are poisoned before it and every round's inputs are
-// partly drawn afresh; the first call on each buffer set gives the kernel's
-// outputs (with job.timed_output_file, written there in the layout of job.h
-// for the engine to compare with the reference's), and randomly chosen
-// timed calls must match the reference's on the same inputs within
-// job.rtol and job.atol.
+// Every candidate call's outputs are poisoned before it and every round's
+// inputs and inouts are partly drawn afresh; the first call on each buffer
+// set gives the kernel's outputs (compared here with those of
+// job.reference_timed_output_file, and written to job.timed_output_file
+// when set, for the engine to compare), and randomly chosen timed calls
+// must match the reference's on the same inputs within job.rtol and
+// job.atol.
 //
 // RunEvaluate (evaluate mode): CheckOutputs and then, in the same
 // candidate worker, TimeShapes on the leading job.timed_shapes shapes;

@@ -291,11 +291,12 @@ TEST_SUITE("slurm") {
     const json rows = json::parse(workspace.Run({"best", "--json"}).out);
     REQUIRE(rows.size() == 2);
     // Every step was a job of its own: the host probe, the compiler's version,
-    // the builds (reference and candidates), the calibration, the runner's jobs.
+    // the builds (reference and candidates), the calibration, the runner's jobs (the
+    // reference's outputs, then one evaluate job per measurement).
     int code = 0;
     const std::string jobs = Shell("scontrol show jobs 2>&1", code);
     for (const std::string name : {"kestrel-host", "kestrel-compiler-version", "kestrel-build", "kestrel-calibration",
-                                   "kestrel-calibration-build", "kestrel-outputs", "kestrel-time"}) {
+                                   "kestrel-calibration-build", "kestrel-outputs", "kestrel-evaluate"}) {
       const bool ran = Contains(jobs, "JobName=" + name + "\n") || Contains(jobs, "JobName=" + name + " ");
       CHECK_MESSAGE(ran, name);
     }
