@@ -185,6 +185,15 @@ OutputComparison OutputComparer::Finish() {
   return comparison;
 }
 
+std::int64_t FirstMismatch(ScalarType type, const std::byte* actual, const std::byte* expected, std::int64_t count,
+                           const Tolerance& tolerance) {
+  if (std::memcmp(actual, expected, static_cast<std::size_t>(count) * SizeOf(type)) == 0) return -1;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (Excess(ElementAt(type, expected, i), ElementAt(type, actual, i), tolerance) > 0) return i;
+  }
+  return -1;
+}
+
 Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::path& reference_file,
                                         const std::filesystem::path& candidate_file, const Tolerance& tolerance,
                                         std::size_t max_mismatches) {

@@ -53,6 +53,12 @@ class OutputComparer {
   std::unique_ptr<State> state_;
 };
 
+// The first of `count` elements of `type` where `actual` fails the element
+// test against `expected` (above), or -1 when none does: the supervisor's
+// re-check of a timed call against the reference's on the same inputs.
+std::int64_t FirstMismatch(ScalarType type, const std::byte* actual, const std::byte* expected, std::int64_t count,
+                           const Tolerance& tolerance);
+
 // Compares the two files segment by segment (memory: one buffer at a time).
 // An Io error when a file cannot be read; a Corruption error when a file's
 // size does not match the job's layout (for the candidate's file: a runner

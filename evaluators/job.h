@@ -103,15 +103,8 @@ std::vector<OutputSegment> OutputSegments(const Job& job);
 // elements, each block 64-byte aligned. The header's layout hash covers
 // the seed, the input sets and every argument, so that a file made for
 // another job is refused rather than misread.
-struct PreparedSegment {
-  int shape_index = 0;
-  int input_set = 0;
-  int arg_index = 0;
-  std::uint64_t offset = 0;  // bytes into the file
-  std::uint64_t bytes = 0;
-};
 struct PreparedLayout {
-  std::vector<PreparedSegment> segments;
+  std::vector<OutputSegment> segments;  // one per input or inout buffer, the same record as an output's
   std::uint64_t bytes = 0;        // the whole file, header included
   std::uint64_t layout_hash = 0;
 };

@@ -26,7 +26,6 @@
 #include "evaluators/runner/modes.h"
 #include "evaluators/runner/shared_region.h"
 #include "evaluators/runner/supervisor.h"
-#include "evaluators/runner/tolerance.h"
 #include "evaluators/worker/protocol.h"
 
 namespace kestrel::runner {
@@ -437,7 +436,7 @@ std::string Difference(const ShapeLayout& layout, const std::byte* candidate, co
     if (!IsResultRole(arg.role)) continue;
     const std::byte* c = candidate + layout.slot.offsets[a];
     const std::byte* r = reference + layout.slot.offsets[a];
-    const std::int64_t at = FirstMismatch(arg.type, c, r, arg.count, job.rtol, job.atol);
+    const std::int64_t at = FirstMismatch(arg.type, c, r, arg.count, Tolerance{job.rtol, job.atol});
     if (at >= 0) return arg.name + "[" + std::to_string(at) + "]";
   }
   return "";

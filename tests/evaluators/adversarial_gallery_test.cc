@@ -124,6 +124,12 @@ const std::vector<Attack>& Gallery() {
       {"x_sends_fd_to_supervisor", 7, Expect::kNotFaster},
       {"x_closes_control", 7, Expect::kNotFaster},
       {"x_unseals_inputs", 7, Expect::kNotFaster},
+      // against the evaluate job (checks, then timing, in one worker), the
+      // sampling plan and the run's prepared files
+      {"e_skips_after_checks", 7, Expect::kNotFaster},
+      {"e_skips_when_inputs_read_only", 7, Expect::kNotFaster},
+      {"e_slows_warmup", 7, Expect::kHonest},
+      {"e_hunts_prepared_inputs", 7, Expect::kHonest},
   };
   return gallery;
 }

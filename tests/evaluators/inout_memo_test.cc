@@ -12,10 +12,6 @@
 namespace kestrel {
 namespace {
 
-std::string Kernel(const std::string& name) {
-  return testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "inout" / (name + ".cpp"));
-}
-
 Task MakeInPlaceTask() {
   Task task;
   task.name = "scale_inplace";
@@ -29,7 +25,7 @@ Task MakeInPlaceTask() {
   task.shapes = {{{"n", 200000}}};
   task.check_shapes = {{{"n", 7}}};
   task.tolerance = {1e-5, 1e-6};
-  task.reference = {"inplace_ref.cpp", Kernel("inplace_ref")};
+  task.reference = {"inplace_ref.cpp", testing::KernelSource("inplace_ref")};
   return task;
 }
 
@@ -38,7 +34,7 @@ TEST_CASE("a memo of an inout's contents is wrong or measured at its honest spee
   REQUIRE_MESSAGE(made, (made ? "" : made.error().message()));
   Evaluator& evaluator = **made;
   const auto eval = [&](const std::string& name) {
-    return evaluator.Evaluate(Candidate{Kernel(name), {}, evaluator.Toolchain(), evaluator.Flags()});
+    return evaluator.Evaluate(Candidate{testing::KernelSource(name), {}, evaluator.Toolchain(), evaluator.Flags()});
   };
   const Measurement honest = eval("inplace_ref");
   INFO("honest: " << ToString(honest.outcome) << " " << honest.speedup << "\n" << honest.log);
