@@ -63,7 +63,7 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
   run->add_option("config", flags->config_file, "a run config (JSON); flags override its values");
   run->add_option("--task", flags->task, "the task to search");
   run->add_option("--time", flags->time, "wall-time budget: 90s, 10m, 8h, 1h30m (default 10m without other budget)");
-  run->add_option("--strategy", flags->strategy, "graph-ucb (default), beam, greedy, islands or random");
+  run->add_option("--strategy", flags->strategy, "model (default), portfolio, graph-ucb, beam, greedy, islands or random");
   run->add_option("--max-evals", flags->max_evals, "evaluation budget")->check(CLI::PositiveNumber);
   run->add_option("--plateau", flags->plateau, "stop after N evaluations without a new best")->check(CLI::PositiveNumber);
   run->add_option("--seed", flags->seed, "seed of the search's random choices and of the inputs")->check(CLI::NonNegativeNumber);

@@ -163,7 +163,10 @@ Status ParseConfirm(const json& object, const std::string& origin, ConfirmConfig
 // the parameters the named strategy reads.
 json ToJson(const StrategyConfig& strategy) {
   json out = {{"name", strategy.name}, {"exploration", strategy.exploration}};
-  if (strategy.name == "graph-ucb" || strategy.name == "islands") out["subtree_weight"] = strategy.subtree_weight;
+  if (strategy.name == "graph-ucb" || strategy.name == "islands" || strategy.name == "model" ||
+      strategy.name == "portfolio") {
+    out["subtree_weight"] = strategy.subtree_weight;
+  }
   if (strategy.name == "beam") out.update({{"beam_width", strategy.beam_width}, {"keep_factor", strategy.keep_factor}});
   if (strategy.name == "islands") {
     out.update({{"islands", strategy.islands}, {"migration_interval", strategy.migration_interval}});

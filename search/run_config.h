@@ -20,9 +20,9 @@ namespace kestrel {
 // The strategy and its parameters (search/strategies/strategy.h, docs/STRATEGIES.md).
 // Every field is accepted whatever the name; each strategy reads its own.
 struct StrategyConfig {
-  std::string name = "graph-ucb";  // graph-ucb | beam | greedy | islands | random
-  double exploration = 1.0;        // graph-ucb, islands: c, the UCB exploration constant
-  double subtree_weight = 0.5;     // graph-ucb, islands: 1 - a, the weight of the subtree's best speedup
+  std::string name = "model";      // model | portfolio | graph-ucb | beam | greedy | islands | random
+  double exploration = 1.0;        // graph-ucb, islands, model, portfolio: c, the UCB exploration constant
+  double subtree_weight = 0.5;     // graph-ucb, islands, model, portfolio: 1 - a, the weight of the subtree's best speedup
   int beam_width = 4;              // beam: W, the nodes kept per generation
   int keep_factor = 2;             // beam: k, expansions of each kept node per generation
   int islands = 4;                 // islands: N, the populations

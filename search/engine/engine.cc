@@ -30,6 +30,7 @@ Engine::Impl::Impl(Store& store, const Task& task, Evaluator& evaluator, const R
       config_(config),
       mutators_(std::move(mutators)),
       strategy_(std::move(strategy)),
+      advisor_(strategy_->Advisor()),
       options_(std::move(options)),
       run_seed_(config.seed ^ (static_cast<std::uint64_t>(options_.run_id) * 0x9e3779b97f4a7c15ULL)),
       progress_(options_.progress, options_.progress_mode, options_.log_interval_s),

@@ -131,6 +131,9 @@ class Engine::Impl {
   Status LoadGraph();
   Status AddSeeds();
   Status RestoreState();
+  // Tells the strategy's knob advisor a node's final result (`live`: it
+  // arrived in this run). Locked.
+  void ObserveLocked(NodeId node, std::optional<double> speedup, bool live);
   // The run's resumable state as JSON (selections, plateau count, strategy, fixes).
   std::string SaveStateLocked() const;
   // Source body: the next work item, or stop. Runs serially.
@@ -191,6 +194,7 @@ class Engine::Impl {
   const RunConfig& config_;
   std::vector<std::unique_ptr<Mutator>> mutators_;
   std::unique_ptr<Strategy> strategy_;
+  std::shared_ptr<KnobAdvisor> advisor_;  // the strategy's, or null
   EngineOptions options_;
   std::uint64_t run_seed_;
   ProgressReporter progress_;

@@ -19,6 +19,7 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
   engine::MutatorReport report;
   try {
     ParentView parent{item.node, {}};
+    parent.advisor = advisor_;
     const bool wants_context = std::any_of(mutators_.begin(), mutators_.end(),
                                            [](const auto& mutator) { return mutator->WantsContext(); });
     {

@@ -139,6 +139,8 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) 
   since_best_ = new_best ? 0 : since_best_ + 1;
   const std::size_t fixes_before = fixes_.size();
   MaybeQueueFix(job, measurement);
+  // Before the state is saved: the portfolio's bandit learns from this result.
+  ObserveLocked(job.node, measured ? std::optional<double>(measurement.speedup) : std::nullopt, true);
   notes.run_state = SaveStateLocked();
   if (auto done = state_.SetResult(job.node, measurement, round, std::move(notes)); !done) {
     incumbent_ = incumbent_before;

@@ -7,6 +7,7 @@
 #include "search/engine/engine_impl.h"
 #include "search/engine/graph_loader.h"
 #include "search/engine/stop.h"
+#include "search/knobs/knob_advisor.h"
 
 namespace kestrel {
 namespace engine {
@@ -33,9 +34,23 @@ Status Engine::Impl::LoadGraph() {
   auto unfinished = state_.Load();
   if (!unfinished) return Fail(unfinished.error());
   pending_.assign(unfinished->begin(), unfinished->end());
+  if (advisor_) {
+    std::lock_guard lock(mutex_);
+    for (NodeId id : graph_.Nodes()) {
+      const GraphNode& node = graph_.Node(id);
+      if (IsFinal(node.status)) ObserveLocked(id, node.speedup, false);
+    }
+  }
   // The best of earlier runs is the incumbent until a result beats it.
   if (const auto best = graph_.Best(1); !best.empty()) incumbent_ = best[0];
   return {};
+}
+
+void Engine::Impl::ObserveLocked(NodeId node, std::optional<double> speedup, bool live) {
+  if (!advisor_) return;
+  const Candidate candidate = state_.CandidateOf(node);
+  if (candidate.knobs.empty()) return;
+  advisor_->Observe(node, candidate.source, candidate.knobs, speedup, graph_.Node(node).mutation, live);
 }
 
 Status Engine::Impl::AddSeeds() {

@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "search/knobs/knob_advisor.h"
 #include "search/mutators/mutator.h"
 
 namespace kestrel {
@@ -21,6 +22,7 @@ class KnobMutator final : public Mutator {
 
   std::optional<Proposal> Propose(const ParentView& parent, std::mt19937_64& rng,
                                   const IsKnown& is_known) override {
+    if (parent.advisor) return Advised(parent, rng, is_known);
     auto knobs = ParseKnobs(parent.candidate.source);
     if (!knobs || knobs->empty()) return std::nullopt;
     const KnobValues current = parent.candidate.knobs;
@@ -52,6 +54,22 @@ class KnobMutator final : public Mutator {
       return proposal;
     }
     return std::nullopt;
+  }
+
+ private:
+  static std::optional<Proposal> Advised(const ParentView& parent, std::mt19937_64& rng, const IsKnown& is_known) {
+    Candidate candidate = parent.candidate;
+    const auto known = [&](const KnobValues& values) {
+      candidate.knobs = values;
+      return is_known(candidate.Identity());
+    };
+    auto advice = parent.advisor->Propose(parent.candidate.source, parent.candidate.knobs, rng, known);
+    if (!advice) return std::nullopt;
+    Proposal proposal;
+    proposal.candidate = parent.candidate;
+    proposal.candidate.knobs = std::move(advice->knobs);
+    proposal.mutation = std::move(advice->mutation);
+    return proposal;
   }
 };
 

@@ -26,6 +26,8 @@
 
 namespace kestrel {
 
+class KnobAdvisor;
+
 struct Proposal {
   Candidate candidate;
   std::string mutation;            // "knob UNROLL 2->4"
@@ -46,6 +48,9 @@ struct ParentView {
   std::vector<LineageEntry> lineage{};         // seed first, the parent last
   std::vector<std::string> inspirations{};     // sources of other strong nodes
   std::vector<std::string> recent_failures{};  // short reasons of recent failures
+  // The strategy's knob search (model, portfolio): the knob mutator asks it
+  // for the variant instead of making a one-step move. Null otherwise.
+  std::shared_ptr<KnobAdvisor> advisor{};
 };
 
 // What the engine records for one mutator call: the proposal (or a decline),
@@ -90,7 +95,8 @@ class Mutator {
 
 // Moves one knob of the parent to another declared value, preferring the
 // nearest values, and never to a candidate the graph already holds; declines
-// when no such move exists (or the source declares no knobs).
+// when no such move exists (or the source declares no knobs). With the
+// parent's advisor, proposes what the advisor advises instead.
 std::unique_ptr<Mutator> MakeKnobMutator();
 
 }  // namespace kestrel

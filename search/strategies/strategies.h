@@ -24,6 +24,8 @@ std::unique_ptr<Strategy> MakeBeam(const StrategyConfig& config);
 std::unique_ptr<Strategy> MakeGreedy();
 std::unique_ptr<Strategy> MakeIslands(const StrategyConfig& config);
 std::unique_ptr<Strategy> MakeRandom();
+// model (`portfolio` false) and portfolio.
+std::unique_ptr<Strategy> MakeLearning(const StrategyConfig& config, bool portfolio);
 
 // v(n): the best measured speedup in each node's subtree (the node and its
 // descendants). A node's ancestors are its Lineage: the engine gives each

@@ -41,7 +41,7 @@ std::vector<NodeId> Strategy::Expandable(const SearchGraph& graph) const {
 }
 
 const std::vector<std::string>& StrategyNames() {
-  static const std::vector<std::string> names = {"graph-ucb", "beam", "greedy", "islands", "random"};
+  static const std::vector<std::string> names = {"graph-ucb", "beam", "greedy", "islands", "random", "model", "portfolio"};
   return names;
 }
 
@@ -51,6 +51,8 @@ Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyConfig& config) {
   if (config.name == "greedy") return strategies::MakeGreedy();
   if (config.name == "islands") return strategies::MakeIslands(config);
   if (config.name == "random") return strategies::MakeRandom();
+  if (config.name == "model") return strategies::MakeLearning(config, false);
+  if (config.name == "portfolio") return strategies::MakeLearning(config, true);
   std::string names;
   for (const std::string& name : StrategyNames()) names += (names.empty() ? "" : ", ") + name;
   return Fail(Error::InvalidArgument("strategy '" + config.name + "': expected one of " + names));

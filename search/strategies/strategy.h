@@ -24,6 +24,13 @@
 //              within the island; every `migration_interval` selections the
 //              best node of each island also joins the next island.
 //   random     a uniformly random measured node (the baseline).
+//   model      graph-ucb's choice of parent; the knob mutator's proposals
+//              come from a KnobAdvisor in mode kModel: the unseen
+//              configuration an XGBoost cost model, fitted to every
+//              measured one, predicts fastest (search/knobs/knob_advisor.h).
+//   portfolio  the same, with an AUC bandit choosing the knob move
+//              (model, one-step, multi-knob, cross, restart) by which
+//              produced the latest improvements.
 //
 // A strategy serves one graph: it may cache what it derived from it (subtree
 // bests, island membership) between calls. SaveState returns everything a
@@ -47,11 +54,17 @@
 
 namespace kestrel {
 
+class KnobAdvisor;
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
   // The node to expand next, or nullopt when no node can be expanded now.
   virtual std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) = 0;
+  // The knob search that this strategy steers (model, portfolio), which the
+  // engine tells every result and the knob mutator asks for proposals; null
+  // for the others.
+  virtual std::shared_ptr<KnobAdvisor> Advisor() const { return nullptr; }
   void MarkExhausted(NodeId id) { exhausted_.insert(id); }
   bool IsExhausted(NodeId id) const { return exhausted_.count(id) > 0; }
 

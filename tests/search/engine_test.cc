@@ -112,7 +112,7 @@ TEST_SUITE("engine") {
     // One candidate in flight at a time makes a run deterministic, so a run
     // stopped after 5 evaluations and resumed to 14 must make the same
     // candidates, in the same order, as one uninterrupted run of 14.
-    for (const std::string strategy : {"random", "graph-ucb"}) {
+    for (const std::string strategy : {"random", "graph-ucb", "model", "portfolio"}) {
       CAPTURE(strategy);
       const auto identities = [](Harness& harness) {
         std::vector<std::string> out;

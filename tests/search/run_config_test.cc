@@ -243,7 +243,7 @@ TEST_SUITE("run_config") {
 
   TEST_CASE("the strategy parameters parse, default, and round-trip for every strategy") {
     RunConfig defaults;
-    CHECK(defaults.strategy.name == "graph-ucb");
+    CHECK(defaults.strategy.name == "model");
     CHECK(defaults.strategy.subtree_weight == doctest::Approx(0.5));
     CHECK(defaults.strategy.beam_width == 4);
     CHECK(defaults.strategy.keep_factor == 2);
@@ -260,7 +260,7 @@ TEST_SUITE("run_config") {
     CHECK(config->strategy.keep_factor == 3);
     CHECK(config->strategy.islands == 5);
     CHECK(config->strategy.migration_interval == 7);
-    for (const char* name : {"graph-ucb", "beam", "greedy", "islands", "random"}) {
+    for (const char* name : {"graph-ucb", "beam", "greedy", "islands", "random", "model", "portfolio"}) {
       CAPTURE(name);
       RunConfig original = *config;
       original.strategy.name = name;
@@ -304,7 +304,7 @@ TEST_SUITE("run_config") {
       CHECK(message.find(std::string(bad.field) + ":") != std::string::npos);
     }
     const std::string unknown = RefusalOf(With("/strategy/name", "annealing"));
-    for (const char* name : {"graph-ucb", "beam", "greedy", "islands", "random"}) {
+    for (const char* name : {"graph-ucb", "beam", "greedy", "islands", "random", "model", "portfolio"}) {
       CHECK(unknown.find(name) != std::string::npos);
     }
   }

@@ -15,13 +15,14 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/search_graph.h"
+#include "search/knobs/knob_advisor.h"
 #include "search/strategies/strategy.h"
 
 using namespace kestrel;
 
 namespace {
 
-const char* const kNames[] = {"graph-ucb", "beam", "greedy", "islands", "random"};
+const char* const kNames[] = {"graph-ucb", "beam", "greedy", "islands", "random", "model", "portfolio"};
 
 std::unique_ptr<Strategy> Make(const StrategyConfig& config) {
   auto strategy = MakeStrategy(config);
@@ -519,6 +520,12 @@ TEST_SUITE("strategy: state") {
       std::mt19937_64 rng(3);
       for (int i = 0; i < 9; ++i) simulation.Step(*strategy, rng);
       strategy->MarkExhausted(1);
+      if (auto advisor = strategy->Advisor()) {  // a bandit window to lose
+        const std::string source = "// kestrel:knob A 1 2 3\n// kestrel:knob B 1 2\n";
+        advisor->Observe(1, source, {{"A", "1"}, {"B", "1"}}, 1.0, "seed:s.cpp", true);
+        advisor->Observe(2, source, {{"A", "3"}, {"B", "2"}}, 2.0, "multi: A 1->3, B 1->2", true);
+        advisor->Observe(3, source, {{"A", "2"}, {"B", "2"}}, std::nullopt, "knob A 3->2", true);
+      }
       valid[name] = strategy->SaveState();
     }
     struct Bad {
@@ -558,6 +565,11 @@ TEST_SUITE("strategy: state") {
         {"islands", "selections a string", with("islands", "/selections", "9")},
         {"islands", "no waiting", without("islands", "waiting")},
         {"islands", "a graph-ucb state", valid.at("graph-ucb")},
+        {"portfolio", "a technique it does not know", with("portfolio", "/advisor/bandit/0/0", "teleport")},
+        {"portfolio", "a use without its verdict", with("portfolio", "/advisor/bandit/0", json::array({"multi"}))},
+        {"portfolio", "an advisor that is not an object", with("portfolio", "/advisor", 3)},
+        {"model", "a beam state", valid.at("beam")},
+        {"graph-ucb", "a portfolio state", valid.at("portfolio")},
     };
     for (const Bad& bad : cases) {
       CAPTURE(bad.strategy);

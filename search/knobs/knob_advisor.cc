@@ -1,0 +1,282 @@
+#include "search/knobs/knob_advisor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "search/knobs/cost_model.h"
+#include "search/knobs/knob_space.h"
+
+namespace kestrel {
+namespace {
+
+constexpr std::size_t kEnumerateLimit = 20000;  // spaces up to this size are ranked whole
+constexpr std::size_t kTopKept = 10;            // best configurations kept for crosses and pools
+constexpr std::size_t kMinToFit = 3;            // measured configurations before the model is used
+constexpr int kTries = 32;                      // draws per randomized technique
+constexpr double kModelExploration = 0.1;       // share of restarts in mode kModel
+
+const std::vector<std::string>& Techniques() {
+  static const std::vector<std::string> names = {"model", "step", "multi", "cross", "restart"};
+  return names;
+}
+
+// Knobs that differ between two complete configurations.
+std::size_t Distance(const KnobValues& a, const KnobValues& b) {
+  std::size_t distance = 0;
+  for (auto i = a.begin(), j = b.begin(); i != a.end() && j != b.end(); ++i, ++j) distance += i->second != j->second;
+  return distance;
+}
+
+}  // namespace
+
+struct KnobAdvisor::Space {
+  explicit Space(std::vector<KnobSpec> knobs) : space(std::move(knobs)) {}
+
+  struct Observation {
+    KnobValues knobs;
+    std::optional<double> speedup;
+  };
+
+  KnobSpace space;
+  std::map<NodeId, Observation> observed;  // by id: fits do not depend on arrival order
+  std::unordered_set<std::string> seen;    // ToString of observed and proposed configurations
+  std::vector<std::pair<double, KnobValues>> top;  // measured, best first, at most kTopKept
+  std::size_t measured = 0;
+  CostModel model;
+  std::size_t fitted_to = 0;  // observations in the fitted model
+  std::vector<KnobValues> all;  // the whole space, when small enough to rank whole (filled on first use)
+  std::vector<float> all_features;
+
+  double Best() const { return top.empty() ? 0.0 : top.front().first; }
+
+  void Add(NodeId node, const KnobValues& knobs, std::optional<double> speedup) {
+    const KnobValues complete = space.Complete(knobs);
+    seen.insert(ToString(complete));
+    observed[node] = {complete, speedup};
+    if (!speedup || !(*speedup > 0)) return;
+    ++measured;
+    top.emplace_back(*speedup, complete);
+    std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (top.size() > kTopKept) top.pop_back();
+  }
+
+  // Refits when the observations grew by 5% (every new one while few).
+  Status Fit() {
+    if (measured < kMinToFit) return Fail(Error::NotFound("too few measured configurations"));
+    if (model.Fitted() && observed.size() < fitted_to + std::max<std::size_t>(1, fitted_to / 20)) return {};
+    // log speedup; a failed configuration as twice as slow as the slowest measured one.
+    double worst = INFINITY;
+    for (const auto& [node, seen_once] : observed) {
+      if (seen_once.speedup && *seen_once.speedup > 0) worst = std::min(worst, std::log(*seen_once.speedup));
+    }
+    std::vector<float> rows, targets;
+    for (const auto& [node, seen_once] : observed) {
+      const auto features = space.Features(seen_once.knobs);
+      rows.insert(rows.end(), features.begin(), features.end());
+      const bool ok = seen_once.speedup && *seen_once.speedup > 0;
+      targets.push_back(static_cast<float>(ok ? std::log(*seen_once.speedup) : worst - std::log(2.0)));
+    }
+    if (auto fitted = model.Fit(rows, space.FeatureCount(), targets); !fitted) return fitted;
+    fitted_to = observed.size();
+    return {};
+  }
+
+  // Candidates for the model to rank: the whole space when small, else a pool around the best.
+  std::vector<KnobValues> Pool(const KnobValues& parent, std::mt19937_64& rng) {
+    if (space.Size() <= kEnumerateLimit) {
+      if (all.empty()) all = space.Enumerate(kEnumerateLimit);
+      return {};  // the caller ranks `all`
+    }
+    std::vector<KnobValues> pool;
+    std::vector<KnobValues> bases{parent};
+    for (const auto& [speedup, knobs] : top) bases.push_back(knobs);
+    for (const KnobValues& base : bases) {
+      for (KnobValues& step : space.Steps(base)) pool.push_back(std::move(step));
+      for (int i = 0; i < 10; ++i) pool.push_back(space.MoveSeveral(base, rng));
+      for (int i = 0; i < 5; ++i) pool.push_back(space.Cross(base, bases[rng() % bases.size()], rng));
+    }
+    for (int i = 0; i < 500; ++i) pool.push_back(space.Draw(rng));
+    return pool;
+  }
+};
+
+KnobAdvisor::KnobAdvisor(Mode mode) : mode_(mode), bandit_(Techniques()) {}
+KnobAdvisor::~KnobAdvisor() = default;
+
+std::string KnobAdvisor::TechniqueOf(const std::string& mutation) {
+  const std::string word = mutation.substr(0, mutation.find_first_of(" :"));
+  return word == "knob" ? "step" : word;
+}
+
+KnobAdvisor::Space* KnobAdvisor::SpaceOf(const std::string& source) {
+  const std::size_t key = std::hash<std::string>{}(source);
+  auto it = spaces_.find(key);
+  if (it == spaces_.end()) {
+    auto knobs = ParseKnobs(source);
+    std::unique_ptr<Space> space;
+    if (knobs && !knobs->empty()) space = std::make_unique<Space>(std::move(*knobs));
+    it = spaces_.emplace(key, std::move(space)).first;
+  }
+  return it->second.get();
+}
+
+void KnobAdvisor::Observe(NodeId node, const std::string& source, const KnobValues& knobs,
+                          std::optional<double> speedup, const std::string& mutation, bool live) {
+  std::lock_guard lock(mutex_);
+  Space* space = SpaceOf(source);
+  if (space == nullptr) return;
+  const bool improved = speedup && *speedup > space->Best();
+  space->Add(node, knobs, speedup);
+  if (live) bandit_.Record(TechniqueOf(mutation), improved);
+}
+
+std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, Space& space,
+                                                  const KnobValues& parent, std::mt19937_64& rng) {
+  const KnobSpace& knobs = space.space;
+  std::vector<Advice> found;
+  std::unordered_set<std::string> keys;  // no configuration twice in `found`
+  const auto add = [&](const KnobValues& to, const std::string& what) {
+    const std::string key = ToString(to);
+    if (space.seen.count(key) || !keys.insert(key).second) return;
+    found.push_back({to, what + knobs.Describe(parent, to)});
+  };
+  if (technique == "step") {
+    auto steps = knobs.Steps(parent);
+    std::shuffle(steps.begin(), steps.end(), rng);
+    for (const KnobValues& step : steps) add(step, "knob ");
+  } else if (technique == "multi") {
+    for (int i = 0; i < kTries; ++i) add(knobs.MoveSeveral(parent, rng), "multi: ");
+  } else if (technique == "cross") {
+    std::vector<const KnobValues*> partners;
+    for (const auto& [speedup, other] : space.top) {
+      if (other != parent) partners.push_back(&other);
+    }
+    for (int i = 0; !partners.empty() && i < kTries; ++i) {
+      const KnobValues& partner = *partners[rng() % partners.size()];
+      add(knobs.Cross(parent, partner, rng), "cross with " + ToString(partner) + ": ");
+    }
+  } else if (technique == "restart") {
+    // 16 unseen draws (of at most 64), farthest first: each judged by its
+    // nearest neighbour among the latest 2000 observations.
+    std::vector<std::pair<std::size_t, KnobValues>> draws;
+    for (int i = 0; i < 4 * 16 && draws.size() < 16; ++i) {
+      KnobValues draw = knobs.Draw(rng);
+      if (space.seen.count(ToString(draw))) continue;
+      std::size_t nearest = knobs.knobs().size();
+      std::size_t compared = 0;
+      for (auto it = space.observed.rbegin(); it != space.observed.rend() && nearest > 0 && compared < 2000;
+           ++it, ++compared) {
+        nearest = std::min(nearest, Distance(draw, it->second.knobs));
+      }
+      draws.emplace_back(nearest, std::move(draw));
+    }
+    std::stable_sort(draws.begin(), draws.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [distance, draw] : draws) add(draw, "restart: ");
+    // Draws that keep hitting seen configurations: a small space nearly
+    // covered; its first unseen configurations, if any.
+    if (draws.empty() && knobs.Size() <= kEnumerateLimit) {
+      if (space.all.empty()) space.all = knobs.Enumerate(kEnumerateLimit);
+      for (std::size_t i = 0; i < space.all.size() && found.size() < 16; ++i) add(space.all[i], "restart: ");
+    }
+  } else if (technique == "model") {
+    if (!space.Fit()) return {};
+    std::vector<KnobValues> pool = space.Pool(parent, rng);
+    const std::vector<KnobValues>& ranked = pool.empty() ? space.all : pool;
+    std::vector<float> rows;
+    if (pool.empty()) {
+      if (space.all_features.empty()) {
+        for (const KnobValues& values : space.all) {
+          const auto features = knobs.Features(values);
+          space.all_features.insert(space.all_features.end(), features.begin(), features.end());
+        }
+      }
+    } else {
+      for (const KnobValues& values : pool) {
+        const auto features = knobs.Features(values);
+        rows.insert(rows.end(), features.begin(), features.end());
+      }
+    }
+    auto predicted = space.model.Predict(pool.empty() ? space.all_features : rows, knobs.FeatureCount());
+    if (!predicted) return {};
+    std::vector<std::pair<float, std::size_t>> order;
+    std::uniform_real_distribution<float> jitter(0.0f, 1e-6f);  // ties (a leaf shared) broken at random
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      if (!space.seen.count(ToString(ranked[i]))) order.emplace_back((*predicted)[i] + jitter(rng), i);
+    }
+    std::sort(order.begin(), order.end(), std::greater<>());
+    for (std::size_t r = 0; r < order.size() && found.size() < 64; ++r) {
+      const auto& [score, i] = order[r];
+      // Says what the model expected, for lineage and for judging the model.
+      add(ranked[i], fmt::format("model ({:.2f}x predicted): ", std::exp((*predicted)[i])));
+    }
+  }
+  return found;
+}
+
+std::optional<KnobAdvisor::Advice> KnobAdvisor::Propose(const std::string& source, const KnobValues& parent_knobs,
+                                                        std::mt19937_64& rng,
+                                                        const std::function<bool(const KnobValues&)>& is_known) {
+  for (;;) {
+    std::vector<Advice> candidates;
+    {
+      std::lock_guard lock(mutex_);
+      Space* space = SpaceOf(source);
+      if (space == nullptr) return std::nullopt;
+      const KnobValues parent = space->space.Complete(parent_knobs);
+      std::string first;
+      if (mode_ == Mode::kPortfolio) {
+        first = bandit_.Choose();
+      } else {
+        std::bernoulli_distribution explore(kModelExploration);
+        first = space->measured < kMinToFit || explore(rng) ? "restart" : "model";
+      }
+      std::vector<std::string> order{first};
+      for (const char* other : {"model", "restart", "multi", "cross", "step"}) {
+        if (other != first) order.push_back(other);
+      }
+      for (const std::string& technique : order) {
+        candidates = Try(technique, *space, parent, rng);
+        if (!candidates.empty()) break;
+      }
+      if (candidates.empty()) return std::nullopt;
+    }
+    // is_known takes the engine's lock, which the engine holds while it
+    // calls Observe and Save: never call it under the advisor's.
+    std::vector<std::string> known;
+    std::optional<Advice> chosen;
+    for (Advice& candidate : candidates) {
+      if (!is_known(candidate.knobs)) {
+        chosen = std::move(candidate);
+        break;
+      }
+      known.push_back(ToString(candidate.knobs));
+    }
+    std::lock_guard lock(mutex_);
+    Space* space = SpaceOf(source);
+    space->seen.insert(known.begin(), known.end());
+    // Another proposal may have taken it meanwhile; then the next round
+    // (each round marks at least one more configuration seen).
+    if (chosen && space->seen.insert(ToString(chosen->knobs)).second) return chosen;
+  }
+}
+
+nlohmann::json KnobAdvisor::Save() const {
+  std::lock_guard lock(mutex_);
+  return {{"bandit", bandit_.Save()}};
+}
+
+Status KnobAdvisor::Restore(const nlohmann::json& saved) {
+  std::lock_guard lock(mutex_);
+  if (!saved.is_object() || !saved.contains("bandit") || saved.size() != 1) {
+    return Fail(Error::InvalidArgument("knob advisor state: expected {\"bandit\": [...]}, got " +
+                                       saved.dump().substr(0, 120)));
+  }
+  return bandit_.Restore(saved.at("bandit"));
+}
+
+}  // namespace kestrel

@@ -1,0 +1,92 @@
+#pragma once
+// KnobAdvisor: the knob search that learns from measurements (issue 17;
+// docs/STRATEGIES.md, "model" and "portfolio"). It keeps, per knob source,
+// every configuration measured or failed so far, fits a CostModel to them,
+// and proposes the next configuration to build:
+//
+//   step     one knob one step from the parent (the knob mutator's move)
+//   multi    several knobs of the parent, each to any other value
+//   cross    each knob from the parent or from one of the best measured
+//            configurations (uniform crossover of two parents)
+//   restart  the farthest (in knobs that differ) of 16 uniform draws from
+//            everything measured: an unexplored region
+//   model    the unseen configuration the cost model predicts fastest
+//            (every configuration of a space of up to 20000; else a pool
+//            of steps, multi-knob moves and crosses of the best ten, and
+//            uniform draws)
+//
+// Mode kModel proposes `model` (a `restart` one time in ten, and while fewer
+// than 3 configurations are measured); kPortfolio lets an AucBandit choose
+// among all five by which produced the latest improvements. A technique that
+// finds nothing unseen falls back to the others. The technique is the first
+// word of the proposal's mutation ("knob" for a step), so lineage shows
+// where a winner came from and a resumed run credits the same technique.
+//
+// Exact resume: the observations are kept by node id and the model is fitted
+// to them in id order (deterministically), so a resumed run that observes
+// the stored graph fits the same model; the bandit's window is saved (Save).
+//
+// Thread-safety: every method takes the advisor's mutex.
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/candidate.h"
+#include "core/error.h"
+#include "graph/search_graph.h"
+#include "search/knobs/auc_bandit.h"
+
+namespace kestrel {
+
+class KnobAdvisor {
+ public:
+  enum class Mode { kModel, kPortfolio };
+  explicit KnobAdvisor(Mode mode);
+  ~KnobAdvisor();
+
+  // A node's final result: `speedup` when measured, nullopt when it failed.
+  // `mutation` says how it was made. `live`: the result arrived in this run
+  // (the portfolio learns from it); false for the stored graph of a resumed
+  // or repeated run. A source without knobs is ignored.
+  void Observe(NodeId node, const std::string& source, const KnobValues& knobs, std::optional<double> speedup,
+               const std::string& mutation, bool live);
+
+  struct Advice {
+    KnobValues knobs;
+    std::string mutation;  // "model (3.10x predicted): TILE 64->128"
+  };
+  // The next configuration of `source`'s knobs to build under a parent with
+  // `parent` knobs; never one observed, proposed before, or `is_known`.
+  // nullopt when none is left (or the source declares no knobs).
+  std::optional<Advice> Propose(const std::string& source, const KnobValues& parent, std::mt19937_64& rng,
+                                const std::function<bool(const KnobValues&)>& is_known);
+
+  // The technique a mutation names: its first word ("knob" -> "step").
+  static std::string TechniqueOf(const std::string& mutation);
+
+  // What a resumed run restores: {"bandit": [...]}.
+  nlohmann::json Save() const;
+  Status Restore(const nlohmann::json& saved);
+
+ private:
+  struct Space;
+  Space* SpaceOf(const std::string& source);  // nullptr: no knobs
+  // The unseen configurations `technique` would propose, best first (several,
+  // since the graph may know some of them). Locked.
+  std::vector<Advice> Try(const std::string& technique, Space& space, const KnobValues& parent, std::mt19937_64& rng);
+
+  mutable std::mutex mutex_;
+  Mode mode_;
+  AucBandit bandit_;
+  std::unordered_map<std::size_t, std::unique_ptr<Space>> spaces_;  // by std::hash of the source
+};
+
+}  // namespace kestrel

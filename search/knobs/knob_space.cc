@@ -1,0 +1,146 @@
+#include "search/knobs/knob_space.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace kestrel {
+namespace {
+
+std::vector<double> AsNumbers(const std::vector<std::string>& values) {
+  std::vector<double> numbers;
+  for (const std::string& value : values) {
+    double number = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (error != std::errc() || end != value.data() + value.size()) return {};
+    numbers.push_back(number);
+  }
+  return numbers;
+}
+
+}  // namespace
+
+KnobSpace::KnobSpace(std::vector<KnobSpec> knobs) : knobs_(std::move(knobs)) {
+  for (const KnobSpec& knob : knobs_) {
+    numeric_.push_back(AsNumbers(knob.values));
+    const std::size_t count = std::max<std::size_t>(1, knob.values.size());
+    size_ = size_ > std::numeric_limits<std::size_t>::max() / count ? std::numeric_limits<std::size_t>::max()
+                                                                      : size_ * count;
+  }
+}
+
+std::size_t KnobSpace::IndexOf(std::size_t knob, const KnobValues& values) const {
+  const auto& declared = knobs_[knob].values;
+  const auto it = values.find(knobs_[knob].name);
+  if (it == values.end()) return 0;
+  const auto found = std::find(declared.begin(), declared.end(), it->second);
+  return found == declared.end() ? 0 : static_cast<std::size_t>(found - declared.begin());
+}
+
+KnobValues KnobSpace::Complete(const KnobValues& values) const {
+  KnobValues complete;
+  for (std::size_t k = 0; k < knobs_.size(); ++k) complete[knobs_[k].name] = knobs_[k].values[IndexOf(k, values)];
+  return complete;
+}
+
+std::vector<KnobValues> KnobSpace::Enumerate(std::size_t limit) const {
+  if (size_ > limit) return {};
+  std::vector<KnobValues> all;
+  all.reserve(size_);
+  std::vector<std::size_t> index(knobs_.size(), 0);
+  for (std::size_t n = 0; n < size_; ++n) {
+    KnobValues values;
+    for (std::size_t k = 0; k < knobs_.size(); ++k) values[knobs_[k].name] = knobs_[k].values[index[k]];
+    all.push_back(std::move(values));
+    for (std::size_t k = knobs_.size(); k-- > 0;) {
+      if (++index[k] < knobs_[k].values.size()) break;
+      index[k] = 0;
+    }
+  }
+  return all;
+}
+
+KnobValues KnobSpace::Draw(std::mt19937_64& rng) const {
+  KnobValues values;
+  for (const KnobSpec& knob : knobs_) {
+    std::uniform_int_distribution<std::size_t> pick(0, knob.values.size() - 1);
+    values[knob.name] = knob.values[pick(rng)];
+  }
+  return values;
+}
+
+KnobValues KnobSpace::MoveSeveral(const KnobValues& from, std::mt19937_64& rng) const {
+  KnobValues to = Complete(from);
+  std::vector<std::size_t> movable;
+  for (std::size_t k = 0; k < knobs_.size(); ++k) {
+    if (knobs_[k].values.size() > 1) movable.push_back(k);
+  }
+  if (movable.empty()) return to;
+  std::shuffle(movable.begin(), movable.end(), rng);
+  const std::size_t least = std::min<std::size_t>(2, movable.size());
+  std::uniform_int_distribution<std::size_t> count(least, movable.size());
+  for (std::size_t i = 0, n = count(rng); i < n; ++i) {
+    const std::size_t k = movable[i];
+    const std::size_t current = IndexOf(k, to);
+    // Another value, uniformly: draw among n-1 and skip the current one.
+    std::uniform_int_distribution<std::size_t> pick(0, knobs_[k].values.size() - 2);
+    std::size_t next = pick(rng);
+    if (next >= current) ++next;
+    to[knobs_[k].name] = knobs_[k].values[next];
+  }
+  return to;
+}
+
+KnobValues KnobSpace::Cross(const KnobValues& a, const KnobValues& b, std::mt19937_64& rng) const {
+  KnobValues child;
+  std::bernoulli_distribution from_a(0.5);
+  for (std::size_t k = 0; k < knobs_.size(); ++k) {
+    child[knobs_[k].name] = knobs_[k].values[IndexOf(k, from_a(rng) ? a : b)];
+  }
+  return child;
+}
+
+std::vector<KnobValues> KnobSpace::Steps(const KnobValues& from) const {
+  const KnobValues base = Complete(from);
+  std::vector<KnobValues> steps;
+  for (std::size_t k = 0; k < knobs_.size(); ++k) {
+    const std::size_t current = IndexOf(k, base);
+    for (const std::size_t next : {current - 1, current + 1}) {
+      if (next >= knobs_[k].values.size()) continue;  // also catches current - 1 from 0
+      KnobValues step = base;
+      step[knobs_[k].name] = knobs_[k].values[next];
+      steps.push_back(std::move(step));
+    }
+  }
+  return steps;
+}
+
+std::vector<float> KnobSpace::Features(const KnobValues& values) const {
+  std::vector<float> features;
+  features.reserve(FeatureCount());
+  for (std::size_t k = 0; k < knobs_.size(); ++k) {
+    const std::size_t index = IndexOf(k, values);
+    features.push_back(static_cast<float>(index));
+    if (numeric_[k].empty()) {
+      features.push_back(static_cast<float>(index));
+    } else {
+      const double number = numeric_[k][index];
+      features.push_back(static_cast<float>(std::copysign(std::log2(1.0 + std::fabs(number)), number)));
+    }
+  }
+  return features;
+}
+
+std::string KnobSpace::Describe(const KnobValues& from, const KnobValues& to) const {
+  std::string text;
+  for (std::size_t k = 0; k < knobs_.size(); ++k) {
+    const std::size_t a = IndexOf(k, from), b = IndexOf(k, to);
+    if (a == b) continue;
+    if (!text.empty()) text += ", ";
+    text += knobs_[k].name + " " + knobs_[k].values[a] + "->" + knobs_[k].values[b];
+  }
+  return text;
+}
+
+}  // namespace kestrel

@@ -1,0 +1,61 @@
+// model and portfolio (search/strategies/strategy.h): graph-ucb chooses the
+// parent; the KnobAdvisor they own chooses the variant. Their saved state is
+// the exhausted set and the advisor's (the portfolio's bandit window).
+
+#include <nlohmann/json.hpp>
+
+#include "search/knobs/knob_advisor.h"
+#include "search/strategies/strategies.h"
+
+namespace kestrel::strategies {
+namespace {
+
+class Learning final : public Strategy {
+ public:
+  Learning(const StrategyConfig& config, bool portfolio)
+      : weights_{config.exploration, config.subtree_weight},
+        mode_(portfolio ? KnobAdvisor::Mode::kPortfolio : KnobAdvisor::Mode::kModel),
+        advisor_(std::make_shared<KnobAdvisor>(mode_)) {}
+
+  std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) override {
+    const auto nodes = Expandable(graph);
+    if (nodes.empty()) return std::nullopt;
+    subtree_.Update(graph);
+    return PickByUcb(graph, nodes, subtree_, weights_, rng);
+  }
+
+  std::shared_ptr<KnobAdvisor> Advisor() const override { return advisor_; }
+
+  nlohmann::json SaveState() const override {
+    nlohmann::json state = Strategy::SaveState();
+    state["advisor"] = advisor_->Save();
+    return state;
+  }
+
+  Status RestoreState(const nlohmann::json& state) override {
+    // Tried on a scratch advisor first, so that a refusal changes nothing.
+    const bool has_advisor = state.is_object() && state.contains("advisor");
+    if (has_advisor) {
+      if (auto valid = KnobAdvisor(mode_).Restore(state.at("advisor")); !valid) {
+        return Fail(StateError("advisor", valid.error().message()));
+      }
+    }
+    if (auto restored = RestoreExhausted(state, {"advisor"}); !restored) return restored;
+    if (has_advisor) return advisor_->Restore(state.at("advisor"));
+    return {};
+  }
+
+ private:
+  UcbWeights weights_;
+  SubtreeBest subtree_;
+  KnobAdvisor::Mode mode_;
+  std::shared_ptr<KnobAdvisor> advisor_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> MakeLearning(const StrategyConfig& config, bool portfolio) {
+  return std::make_unique<Learning>(config, portfolio);
+}
+
+}  // namespace kestrel::strategies
