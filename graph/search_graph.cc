@@ -92,6 +92,7 @@ struct SearchGraph::Impl {
   std::unordered_map<std::string_view, NodeId> by_identity;
   std::set<RankKey, BetterFirst> ranking;
   std::vector<EdgeDescriptor> edge_order;
+  std::vector<NodeId> changes;  // the journal (ChangeCount)
 
   Vertex VertexOf(NodeId id) const {
     const auto it = vertex_of.find(id);
@@ -138,6 +139,7 @@ void SearchGraph::AddDerivation(NodeId parent, NodeId child, EdgeKind kind) {
   const auto [edge, added] = boost::add_edge(from, to, EdgeData{kind}, impl_->graph);
   KESTREL_CHECK(added, "boost::add_edge refused an edge");
   impl_->edge_order.push_back(edge);
+  impl_->changes.push_back(child);
 }
 
 bool SearchGraph::Contains(NodeId id) const { return impl_->vertex_of.contains(id); }
@@ -157,9 +159,13 @@ void SearchGraph::SetResult(NodeId id, NodeStatus status, std::optional<double> 
   node.status = status;
   node.speedup = speedup;
   if (IsRanked(node)) impl_->ranking.insert({*node.speedup, node.id});
+  impl_->changes.push_back(id);
 }
 
-void SearchGraph::NoteExpansion(NodeId id) { ++impl_->nodes[impl_->VertexOf(id)].expansions; }
+void SearchGraph::NoteExpansion(NodeId id) {
+  ++impl_->nodes[impl_->VertexOf(id)].expansions;
+  impl_->changes.push_back(id);
+}
 
 std::vector<NodeId> SearchGraph::Children(NodeId id) const {
   const Graph& graph = impl_->graph;
@@ -226,6 +232,17 @@ std::vector<GraphEdge> SearchGraph::Edges() const {
                      impl_->nodes[boost::target(edge, graph)].id, graph[edge].kind});
   }
   return edges;
+}
+
+const GraphNode& SearchGraph::NodeAt(std::size_t index) const {
+  KESTREL_CHECK(index < impl_->nodes.size(), "a node index past the graph");
+  return impl_->nodes[index];
+}
+
+std::size_t SearchGraph::ChangeCount() const { return impl_->changes.size(); }
+NodeId SearchGraph::ChangedAt(std::size_t index) const {
+  KESTREL_CHECK(index < impl_->changes.size(), "a change index past the journal");
+  return impl_->changes[index];
 }
 
 std::size_t SearchGraph::NodeCount() const { return impl_->nodes.size(); }

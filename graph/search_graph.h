@@ -68,6 +68,14 @@ class SearchGraph {
   std::vector<NodeId> Best(std::size_t k) const;
   // Every node id, in insertion order.
   std::vector<NodeId> Nodes() const;
+  // The node added `index`-th (insertion order; index < NodeCount()).
+  const GraphNode& NodeAt(std::size_t index) const;
+  // A journal of changes to nodes already added, for readers that keep
+  // derived state incrementally (search/strategies/ucb_index.h): each
+  // SetResult, NoteExpansion and AddDerivation (the child) appends the
+  // node's id. ChangedAt(i) for i < ChangeCount().
+  std::size_t ChangeCount() const;
+  NodeId ChangedAt(std::size_t index) const;
   std::vector<GraphEdge> Edges() const;
   std::size_t NodeCount() const;
   std::size_t EdgeCount() const;

@@ -19,11 +19,7 @@ void SubtreeBest::Update(const SearchGraph& graph) {
     }
   };
   for (NodeId id : unfinished_) look(id);
-  if (graph.NodeCount() > seen_) {
-    const std::vector<NodeId> ids = graph.Nodes();
-    for (std::size_t i = seen_; i < ids.size(); ++i) look(ids[i]);
-    seen_ = ids.size();
-  }
+  for (; seen_ < graph.NodeCount(); ++seen_) look(graph.NodeAt(seen_).id);
   unfinished_ = std::move(unfinished);
 }
 

@@ -1,27 +1,35 @@
 // graph-ucb (search/strategies/strategy.h, docs/STRATEGIES.md): UCB over the graph's
 // expandable nodes, with the best speedup of each node's subtree in the
-// exploit term. Its subtree cache is derived from the graph, so its saved
-// state is the exhausted set alone.
+// exploit term, kept incrementally by a UcbIndex. The index is derived from
+// the graph, so the saved state is the exhausted set alone.
+
+#include <nlohmann/json.hpp>
 
 #include "search/strategies/strategies.h"
+#include "search/strategies/ucb_index.h"
 
 namespace kestrel::strategies {
 namespace {
 
 class GraphUcb final : public Strategy {
  public:
-  explicit GraphUcb(const StrategyConfig& config) : weights_{config.exploration, config.subtree_weight} {}
+  explicit GraphUcb(const StrategyConfig& config) : index_({config.exploration, config.subtree_weight}) {}
 
   std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) override {
-    const auto nodes = Expandable(graph);
-    if (nodes.empty()) return std::nullopt;
-    subtree_.Update(graph);
-    return PickByUcb(graph, nodes, subtree_, weights_, rng);
+    return index_.Select(graph, [this](NodeId id) { return IsExhausted(id); }, rng);
   }
 
+  Status RestoreState(const nlohmann::json& state) override {
+    if (auto restored = Strategy::RestoreState(state); !restored) return restored;
+    index_.Reset();
+    return {};
+  }
+
+ protected:
+  void Exhausted(NodeId id) override { index_.Drop(id); }
+
  private:
-  UcbWeights weights_;
-  SubtreeBest subtree_;
+  UcbIndex index_;
 };
 
 }  // namespace

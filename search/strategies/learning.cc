@@ -1,11 +1,12 @@
 // model and portfolio (search/strategies/strategy.h): graph-ucb chooses the
-// parent; the KnobAdvisor they own chooses the variant. Their saved state is
+// parent (a UcbIndex); the KnobAdvisor they own chooses the variant. Their saved state is
 // the exhausted set and the advisor's (the portfolio's bandit window).
 
 #include <nlohmann/json.hpp>
 
 #include "search/knobs/knob_advisor.h"
 #include "search/strategies/strategies.h"
+#include "search/strategies/ucb_index.h"
 
 namespace kestrel::strategies {
 namespace {
@@ -13,15 +14,12 @@ namespace {
 class Learning final : public Strategy {
  public:
   Learning(const StrategyConfig& config, bool portfolio)
-      : weights_{config.exploration, config.subtree_weight},
+      : index_({config.exploration, config.subtree_weight}),
         mode_(portfolio ? KnobAdvisor::Mode::kPortfolio : KnobAdvisor::Mode::kModel),
         advisor_(std::make_shared<KnobAdvisor>(mode_)) {}
 
   std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) override {
-    const auto nodes = Expandable(graph);
-    if (nodes.empty()) return std::nullopt;
-    subtree_.Update(graph);
-    return PickByUcb(graph, nodes, subtree_, weights_, rng);
+    return index_.Select(graph, [this](NodeId id) { return IsExhausted(id); }, rng);
   }
 
   std::shared_ptr<KnobAdvisor> Advisor() const override { return advisor_; }
@@ -41,13 +39,16 @@ class Learning final : public Strategy {
       }
     }
     if (auto restored = RestoreExhausted(state, {"advisor"}); !restored) return restored;
+    index_.Reset();
     if (has_advisor) return advisor_->Restore(state.at("advisor"));
     return {};
   }
 
+ protected:
+  void Exhausted(NodeId id) override { index_.Drop(id); }
+
  private:
-  UcbWeights weights_;
-  SubtreeBest subtree_;
+  UcbIndex index_;
   KnobAdvisor::Mode mode_;
   std::shared_ptr<KnobAdvisor> advisor_;
 };

@@ -65,7 +65,10 @@ class Strategy {
   // engine tells every result and the knob mutator asks for proposals; null
   // for the others.
   virtual std::shared_ptr<KnobAdvisor> Advisor() const { return nullptr; }
-  void MarkExhausted(NodeId id) { exhausted_.insert(id); }
+  void MarkExhausted(NodeId id) {
+    exhausted_.insert(id);
+    Exhausted(id);
+  }
   bool IsExhausted(NodeId id) const { return exhausted_.count(id) > 0; }
 
   // The state a resumed run restores: {"exhausted": [ids]} plus what the
@@ -77,6 +80,9 @@ class Strategy {
   virtual Status RestoreState(const nlohmann::json& state);
 
  protected:
+  // Told of each node MarkExhausted adds (a strategy that indexes the
+  // expandable nodes drops it). The default does nothing.
+  virtual void Exhausted(NodeId /*id*/) {}
   // Measured nodes that are not exhausted, in insertion order.
   std::vector<NodeId> Expandable(const SearchGraph& graph) const;
   // Checks `state` (an object whose fields are "exhausted" and `own_fields`)

@@ -273,11 +273,19 @@ TEST_SUITE("engine") {
     const auto before = harness.Nodes();
     REQUIRE(before.size() == 2);
 
-    // Two nodes as a killed run would leave them: one proposed, one built.
+    // Two nodes as a killed run would leave them: one proposed, one built
+    // (two configurations the first run did not make).
     std::vector<std::int64_t> left;
     for (const KnobValues& knobs : {KnobValues{{"A", "4"}, {"B", "3"}, {"C", "1"}},
-                                    KnobValues{{"A", "3"}, {"B", "3"}, {"C", "1"}}}) {
+                                    KnobValues{{"A", "3"}, {"B", "3"}, {"C", "1"}},
+                                    KnobValues{{"A", "4"}, {"B", "1"}, {"C", "1"}},
+                                    KnobValues{{"A", "2"}, {"B", "2"}, {"C", "1"}}}) {
       const Candidate candidate = evaluator.CandidateFor(testing::kFakeSeed, knobs);
+      if (left.size() == 2 || std::any_of(before.begin(), before.end(), [&candidate](const NodeRecord& node) {
+            return node.identity == candidate.Identity();
+          })) {
+        continue;
+      }
       NodeRecord record;
       record.graph_id = harness.graph_id();
       record.run_id = first_run;

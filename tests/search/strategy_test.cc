@@ -4,6 +4,7 @@
 #include <doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -16,7 +17,9 @@
 
 #include "graph/search_graph.h"
 #include "search/knobs/knob_advisor.h"
+#include "search/strategies/strategies.h"
 #include "search/strategies/strategy.h"
+#include "search/strategies/ucb_index.h"
 
 using namespace kestrel;
 
@@ -271,6 +274,76 @@ TEST_SUITE("strategy: graph-ucb") {
         std::mt19937_64 rng(seed);
         CHECK(strategy->Select(graph, rng) == NodeId{2});
       }
+    }
+  }
+
+  TEST_CASE("the incremental index chooses as a full scan does, as the graph grows and nodes are exhausted") {
+    // PickByUcb over every expandable node (the definition) against the
+    // UcbIndex graph-ucb uses, on a search that adds measured and failed
+    // children, re-measures nodes (a confirmation's median) and exhausts some.
+    for (const double subtree_weight : {0.0, 0.5, 1.0}) {
+      CAPTURE(subtree_weight);
+      const strategies::UcbWeights weights{1.0, subtree_weight};
+      strategies::UcbIndex index(weights);
+      std::set<NodeId> exhausted;
+      const auto is_exhausted = [&exhausted](NodeId id) { return exhausted.count(id) > 0; };
+      SearchGraph graph;
+      Add(graph, 1, NodeStatus::kMeasured, 1.0);
+      std::mt19937_64 world(7), rng_index(1), rng_scan(1);
+      std::uniform_real_distribution<double> factor(0.7, 1.4);
+      NodeId next = 2;
+      int compared = 0;
+      for (int step = 0; step < 400; ++step) {
+        std::vector<NodeId> expandable;
+        for (NodeId id : graph.Nodes()) {
+          const GraphNode& node = graph.Node(id);
+          if (node.status == NodeStatus::kMeasured && !exhausted.count(id)) expandable.push_back(id);
+        }
+        const auto chosen = index.Select(graph, is_exhausted, rng_index);
+        if (expandable.empty()) {
+          CHECK_FALSE(chosen.has_value());
+          break;
+        }
+        strategies::SubtreeBest subtree;
+        subtree.Update(graph);
+        const NodeId expected = strategies::PickByUcb(graph, expandable, subtree, weights, rng_scan);
+        REQUIRE(chosen.has_value());
+        // The score, by the definition; exact ties (with subtree_weight 1 a
+        // lineage shares v) may go either way.
+        double best = 0, total = 0;
+        for (NodeId id : expandable) {
+          best = std::max(best, std::max(*graph.Node(id).speedup, subtree.Of(id)));
+          total += graph.Node(id).expansions;
+        }
+        const auto score = [&](NodeId id) {
+          const GraphNode& node = graph.Node(id);
+          const double a = 1 - subtree_weight;
+          return (a * *node.speedup + (1 - a) * std::max(*node.speedup, subtree.Of(id))) / best +
+                 std::sqrt(std::log(1 + total) / (1 + node.expansions));
+        };
+        CHECK(score(*chosen) == doctest::Approx(score(expected)).epsilon(1e-12));
+        if (subtree_weight < 1) CHECK(*chosen == expected);
+        compared += *chosen == expected;
+        graph.NoteExpansion(*chosen);
+        const NodeId child = next++;
+        if (world() % 4 == 0) {
+          Add(graph, child, NodeStatus::kWrong);
+        } else {
+          Add(graph, child, NodeStatus::kMeasured, *graph.Node(*chosen).speedup * factor(world));
+        }
+        graph.AddDerivation(*chosen, child, EdgeKind::kDerive);
+        if (world() % 9 == 0) {  // a re-measured node's median moves
+          const NodeId again = 1 + static_cast<NodeId>(world() % static_cast<std::uint64_t>(child));
+          if (graph.Node(again).status == NodeStatus::kMeasured) {
+            graph.SetResult(again, NodeStatus::kMeasured, *graph.Node(again).speedup * factor(world));
+          }
+        }
+        if (world() % 7 == 0) {
+          exhausted.insert(*chosen);
+          index.Drop(*chosen);
+        }
+      }
+      CHECK(compared > (subtree_weight < 1 ? 300 : 100));
     }
   }
 

@@ -1,0 +1,113 @@
+#include "search/strategies/ucb_index.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kestrel::strategies {
+
+double UcbIndex::Q(const Entry& entry) const {
+  const double a = 1.0 - weights_.subtree_weight;
+  return a * entry.own + (1.0 - a) * entry.lineage;
+}
+
+void UcbIndex::Insert(NodeId id, const Entry& entry) {
+  entries_[id] = entry;
+  by_expansions_[entry.expansions].insert({-Q(entry), id});
+  lineages_.insert(entry.lineage);
+  total_expansions_ += entry.expansions;
+}
+
+void UcbIndex::Erase(NodeId id) {
+  const auto it = entries_.find(id);
+  if (it == entries_.end()) return;
+  const Entry& entry = it->second;
+  const auto group = by_expansions_.find(entry.expansions);
+  group->second.erase({-Q(entry), id});
+  if (group->second.empty()) by_expansions_.erase(group);
+  lineages_.erase(lineages_.find(entry.lineage));
+  total_expansions_ -= entry.expansions;
+  entries_.erase(it);
+}
+
+void UcbIndex::Drop(NodeId id) { Erase(id); }
+
+void UcbIndex::Reset() { *this = UcbIndex(weights_); }
+
+void UcbIndex::Fold(const SearchGraph& graph, NodeId id, double speedup) {
+  // From the node up to its root; an ancestor that already holds as much was
+  // raised by a node below it, and so were all of its own ancestors.
+  const std::vector<NodeId> lineage = graph.Lineage(id);
+  for (auto it = lineage.rbegin(); it != lineage.rend(); ++it) {
+    double& best = subtree_[*it];
+    if (best >= speedup) break;
+    best = speedup;
+    if (const auto entry = entries_.find(*it); entry != entries_.end() && entry->second.lineage < speedup) {
+      Entry raised = entry->second;
+      raised.lineage = speedup;
+      Erase(*it);
+      Insert(*it, raised);
+    }
+  }
+}
+
+void UcbIndex::Refresh(const SearchGraph& graph, NodeId id, const std::function<bool(NodeId)>& exhausted) {
+  const GraphNode& node = graph.Node(id);
+  const bool expandable = node.status == NodeStatus::kMeasured && node.speedup && !exhausted(id);
+  if (node.status == NodeStatus::kMeasured && node.speedup) Fold(graph, id, *node.speedup);
+  if (!expandable) {
+    Erase(id);
+    return;
+  }
+  const auto v = subtree_.find(id);
+  const Entry entry{*node.speedup, std::max(*node.speedup, v == subtree_.end() ? 0.0 : v->second), node.expansions};
+  if (const auto it = entries_.find(id); it != entries_.end()) {
+    const Entry& old = it->second;
+    if (old.own == entry.own && old.lineage == entry.lineage && old.expansions == entry.expansions) return;
+    Erase(id);
+  }
+  Insert(id, entry);
+}
+
+void UcbIndex::Catch(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted) {
+  const bool first = seen_ == 0;
+  for (; seen_ < graph.NodeCount(); ++seen_) Refresh(graph, graph.NodeAt(seen_).id, exhausted);
+  // A first read saw every node as it is now: the journal so far is in it.
+  if (first) journal_ = graph.ChangeCount();
+  for (; journal_ < graph.ChangeCount(); ++journal_) Refresh(graph, graph.ChangedAt(journal_), exhausted);
+}
+
+std::optional<NodeId> UcbIndex::Select(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted,
+                                       std::mt19937_64& rng) {
+  Catch(graph, exhausted);
+  if (entries_.empty()) return std::nullopt;
+  const double best = *lineages_.rbegin();  // s*
+  const double log_total = std::log(1.0 + total_expansions_);
+  // Scores within 1e-9 of each other tie, as in PickByUcb; a tie goes to a
+  // random one of the tied nodes (at most kTied per expansion count).
+  constexpr double kTie = 1e-9;
+  constexpr std::size_t kTied = 16;
+  std::vector<std::pair<double, NodeId>> heads;  // score, node
+  double top = -std::numeric_limits<double>::infinity();
+  for (const auto& [expansions, group] : by_expansions_) {
+    const double explore = weights_.exploration * std::sqrt(log_total / (1.0 + expansions));
+    const double head_q = -group.begin()->first;
+    std::size_t taken = 0;
+    for (auto it = group.begin(); it != group.end() && taken < kTied; ++it, ++taken) {
+      const double q = -it->first;
+      if (head_q - q > kTie * std::max(1.0, best)) break;
+      const double score = (best > 0 ? q / best : 0.0) + explore;
+      heads.emplace_back(score, it->second);
+      top = std::max(top, score);
+    }
+  }
+  std::vector<NodeId> tied;
+  for (const auto& [score, id] : heads) {
+    if (top - score <= kTie) tied.push_back(id);
+  }
+  std::sort(tied.begin(), tied.end());
+  if (tied.size() == 1) return tied.front();
+  std::uniform_int_distribution<std::size_t> pick(0, tied.size() - 1);
+  return tied[pick(rng)];
+}
+
+}  // namespace kestrel::strategies
