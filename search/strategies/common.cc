@@ -23,7 +23,8 @@ void SubtreeBest::Update(const SearchGraph& graph) {
   unfinished_ = std::move(unfinished);
 }
 
-void SubtreeBest::Fold(const SearchGraph& graph, NodeId id, double speedup) {
+void SubtreeBest::Fold(const SearchGraph& graph, NodeId id, double speedup,
+                       const std::function<void(NodeId, double)>& raised) {
   // Raise v along the lineage, from the node up to its root; an ancestor
   // that already holds as much was raised by a node below it, and so were
   // all of its own ancestors.
@@ -32,6 +33,7 @@ void SubtreeBest::Fold(const SearchGraph& graph, NodeId id, double speedup) {
     double& best = best_[*it];
     if (best >= speedup) break;
     best = speedup;
+    if (raised) raised(*it, speedup);
   }
 }
 

@@ -4,6 +4,7 @@
 // for saved state. Private to search/.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -40,9 +41,12 @@ class SubtreeBest {
   void Update(const SearchGraph& graph);
   // 0 when nothing in the subtree is measured (or the node is unknown).
   double Of(NodeId id) const;
+  // Raises v along the lineage of a node measured at `speedup`, telling
+  // `raised` (if any) of each node whose v rose.
+  void Fold(const SearchGraph& graph, NodeId id, double speedup,
+            const std::function<void(NodeId, double)>& raised = nullptr);
 
  private:
-  void Fold(const SearchGraph& graph, NodeId id, double speedup);
 
   std::size_t seen_ = 0;             // nodes looked at, a prefix of the insertion order
   std::vector<NodeId> unfinished_;   // seen while proposed or built

@@ -34,20 +34,14 @@ void UcbIndex::Drop(NodeId id) { Erase(id); }
 void UcbIndex::Reset() { *this = UcbIndex(weights_); }
 
 void UcbIndex::Fold(const SearchGraph& graph, NodeId id, double speedup) {
-  // From the node up to its root; an ancestor that already holds as much was
-  // raised by a node below it, and so were all of its own ancestors.
-  const std::vector<NodeId> lineage = graph.Lineage(id);
-  for (auto it = lineage.rbegin(); it != lineage.rend(); ++it) {
-    double& best = subtree_[*it];
-    if (best >= speedup) break;
-    best = speedup;
-    if (const auto entry = entries_.find(*it); entry != entries_.end() && entry->second.lineage < speedup) {
-      Entry raised = entry->second;
-      raised.lineage = speedup;
-      Erase(*it);
-      Insert(*it, raised);
+  subtree_.Fold(graph, id, speedup, [this](NodeId raised, double best) {
+    if (const auto entry = entries_.find(raised); entry != entries_.end() && entry->second.lineage < best) {
+      Entry moved = entry->second;
+      moved.lineage = best;
+      Erase(raised);
+      Insert(raised, moved);
     }
-  }
+  });
 }
 
 void UcbIndex::Refresh(const SearchGraph& graph, NodeId id, const std::function<bool(NodeId)>& exhausted) {
@@ -58,8 +52,7 @@ void UcbIndex::Refresh(const SearchGraph& graph, NodeId id, const std::function<
     Erase(id);
     return;
   }
-  const auto v = subtree_.find(id);
-  const Entry entry{*node.speedup, std::max(*node.speedup, v == subtree_.end() ? 0.0 : v->second), node.expansions};
+  const Entry entry{*node.speedup, std::max(*node.speedup, subtree_.Of(id)), node.expansions};
   if (const auto it = entries_.find(id); it != entries_.end()) {
     const Entry& old = it->second;
     if (old.own == entry.own && old.lineage == entry.lineage && old.expansions == entry.expansions) return;

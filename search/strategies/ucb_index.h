@@ -67,7 +67,7 @@ class UcbIndex {
   UcbWeights weights_;
   std::size_t seen_ = 0;     // nodes read, a prefix of the insertion order
   std::size_t journal_ = 0;  // changes read
-  std::unordered_map<NodeId, double> subtree_;  // v(n) of every node with a measured descendant
+  SubtreeBest subtree_;  // v(n), folded in through Fold only (its Update is not used)
   std::unordered_map<NodeId, Entry> entries_;   // the expandable nodes
   std::map<int, std::set<Key>> by_expansions_;
   std::multiset<double> lineages_;  // max(s, v) of the entries: s* is the largest
