@@ -1,6 +1,6 @@
 // Engine benchmarks: what the engine itself costs per candidate, and how well
 // its pipeline keeps the slowest stage busy. Real SQLite files in a temporary
-// directory, the real Engine, strategy (graph-ucb) and knob mutator; only the
+// directory, the real Engine, strategy (the default, model) and knob mutator; only the
 // evaluator is an in-process stand-in (no compiler, no runner).
 //
 // The task's seed declares 7 knobs of 8 values (8^7 = 2,097,152 candidates),
@@ -25,8 +25,8 @@
 //         run_ms                the whole Run
 //         load_ms               from the Engine's construction to its first
 //                               Select: loading the graph, seeds, run rows
-//         first_select_ms       that first Select (graph-ucb builds its
-//                               caches), wall clock
+//         first_select_ms       that first Select (the strategy builds its
+//                               index), wall clock
 //         select_us, select_cpu_us
 //                               the mean of the later Selects (each made
 //                               under the engine's mutex): wall, thread CPU
@@ -463,10 +463,10 @@ RunConfig BaseConfig(const Task& task) {
   config.task = task.name;
   config.seed = 7;
   config.confirm.rounds = 0;  // the fake evaluator's results do not vary; the figures are of select and record
-  return config;  // graph-ucb, one knob mutator, compile_jobs 2, measure_slots 1
+  return config;  // the default strategy (model), one knob mutator, compile_jobs 2, measure_slots 1
 }
 
-// The strategy the engine gets: graph-ucb, with each Select timed (the
+// The strategy the engine gets: the configured one, with each Select timed (the
 // engine calls Select serially, under its mutex, so no lock is needed here).
 class TimedStrategy final : public Strategy {
  public:
@@ -494,6 +494,7 @@ class TimedStrategy final : public Strategy {
   }
   nlohmann::json SaveState() const override { return inner_->SaveState(); }
   Status RestoreState(const nlohmann::json& state) override { return inner_->RestoreState(state); }
+  std::shared_ptr<KnobAdvisor> Advisor() const override { return inner_->Advisor(); }
 
   const std::vector<Call>& calls() const { return calls_; }
 

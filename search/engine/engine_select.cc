@@ -48,9 +48,9 @@ Status Engine::Impl::LoadGraph() {
 
 void Engine::Impl::ObserveLocked(NodeId node, std::optional<double> speedup, bool live) {
   if (!advisor_) return;
-  const Candidate candidate = state_.CandidateOf(node);
-  if (candidate.knobs.empty()) return;
-  advisor_->Observe(node, candidate.source, candidate.knobs, speedup, graph_.Node(node).mutation, live);
+  const KnobValues& knobs = state_.KnobsOf(node);
+  if (knobs.empty()) return;
+  advisor_->Observe(node, state_.SharedSourceOf(node), knobs, speedup, graph_.Node(node).mutation, live);
 }
 
 Status Engine::Impl::AddSeeds() {

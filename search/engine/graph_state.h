@@ -57,6 +57,9 @@ class GraphState {
   // The candidate of a node in the graph.
   Candidate CandidateOf(NodeId node) const;
   const std::string& SourceOf(NodeId node) const { return *candidates_.at(node).source; }
+  // The same, shared: one string per distinct source (knob variants share it).
+  const std::shared_ptr<const std::string>& SharedSourceOf(NodeId node) const { return candidates_.at(node).source; }
+  const KnobValues& KnobsOf(NodeId node) const { return candidates_.at(node).knobs; }
 
   // A seed: a node without a parent.
   Result<NodeId> AddSeed(NodeRecord record);

@@ -19,17 +19,12 @@ constexpr std::size_t kTopKept = 10;            // best configurations kept for 
 constexpr std::size_t kMinToFit = 3;            // measured configurations before the model is used
 constexpr int kTries = 32;                      // draws per randomized technique
 constexpr double kModelExploration = 0.1;       // share of restarts in mode kModel
+constexpr std::size_t kTrainRows = 2304;        // the most rows a fit reads (its cost is bounded at 1e6 nodes)
+constexpr std::size_t kTrainBest = 256;         // of them, the fastest; the rest the latest
 
 const std::vector<std::string>& Techniques() {
   static const std::vector<std::string> names = {"model", "step", "multi", "cross", "restart"};
   return names;
-}
-
-// Knobs that differ between two complete configurations.
-std::size_t Distance(const KnobValues& a, const KnobValues& b) {
-  std::size_t distance = 0;
-  for (auto i = a.begin(), j = b.begin(); i != a.end() && j != b.end(); ++i, ++j) distance += i->second != j->second;
-  return distance;
 }
 
 }  // namespace
@@ -37,49 +32,72 @@ std::size_t Distance(const KnobValues& a, const KnobValues& b) {
 struct KnobAdvisor::Space {
   explicit Space(std::vector<KnobSpec> knobs) : space(std::move(knobs)) {}
 
+  // Compact, for graphs of a million nodes: a key (two bytes a knob) and a float.
   struct Observation {
-    KnobValues knobs;
-    std::optional<double> speedup;
+    NodeId node;
+    std::string key;
+    float speedup;  // 0: failed
   };
 
   KnobSpace space;
-  std::map<NodeId, Observation> observed;  // by id: fits do not depend on arrival order
-  std::unordered_set<std::string> seen;    // ToString of observed and proposed configurations
+  std::vector<Observation> observed;       // in arrival order
+  std::unordered_set<std::string> seen;    // keys of observed and proposed configurations
   std::vector<std::pair<double, KnobValues>> top;  // measured, best first, at most kTopKept
   std::size_t measured = 0;
   CostModel model;
-  std::size_t fitted_to = 0;  // observations in the fitted model
+  std::size_t fitted_to = 0;  // observations when the model was fitted
   std::vector<KnobValues> all;  // the whole space, when small enough to rank whole (filled on first use)
   std::vector<float> all_features;
 
   double Best() const { return top.empty() ? 0.0 : top.front().first; }
 
   void Add(NodeId node, const KnobValues& knobs, std::optional<double> speedup) {
-    const KnobValues complete = space.Complete(knobs);
-    seen.insert(ToString(complete));
-    observed[node] = {complete, speedup};
-    if (!speedup || !(*speedup > 0)) return;
+    std::string key = space.Key(knobs);
+    seen.insert(key);
+    const bool ok = speedup && *speedup > 0;
+    observed.push_back({node, std::move(key), ok ? static_cast<float>(*speedup) : 0.0f});
+    if (!ok) return;
     ++measured;
-    top.emplace_back(*speedup, complete);
+    top.emplace_back(*speedup, space.Complete(knobs));
     std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     if (top.size() > kTopKept) top.pop_back();
+  }
+
+  // The rows the model is fitted to, in node id order (so the fit does not
+  // depend on the order results arrived in): every observation while there
+  // are at most kTrainRows, else the kTrainBest fastest and the latest others.
+  std::vector<const Observation*> TrainingRows() const {
+    std::vector<const Observation*> rows;
+    for (const Observation& observation : observed) rows.push_back(&observation);
+    const auto by_id = [](const Observation* a, const Observation* b) { return a->node < b->node; };
+    if (rows.size() > kTrainRows) {
+      const auto faster = [](const Observation* a, const Observation* b) {
+        return a->speedup != b->speedup ? a->speedup > b->speedup : a->node < b->node;
+      };
+      std::nth_element(rows.begin(), rows.begin() + kTrainBest, rows.end(), faster);
+      std::sort(rows.begin() + kTrainBest, rows.end(), by_id);
+      rows.erase(rows.begin() + kTrainBest, rows.end() - (kTrainRows - kTrainBest));
+    }
+    std::sort(rows.begin(), rows.end(), by_id);
+    return rows;
   }
 
   // Refits when the observations grew by 5% (every new one while few).
   Status Fit() {
     if (measured < kMinToFit) return Fail(Error::NotFound("too few measured configurations"));
     if (model.Fitted() && observed.size() < fitted_to + std::max<std::size_t>(1, fitted_to / 20)) return {};
+    const std::vector<const Observation*> training = TrainingRows();
     // log speedup; a failed configuration as twice as slow as the slowest measured one.
     double worst = INFINITY;
-    for (const auto& [node, seen_once] : observed) {
-      if (seen_once.speedup && *seen_once.speedup > 0) worst = std::min(worst, std::log(*seen_once.speedup));
+    for (const Observation* row : training) {
+      if (row->speedup > 0) worst = std::min(worst, std::log(static_cast<double>(row->speedup)));
     }
+    if (!std::isfinite(worst)) worst = 0;
     std::vector<float> rows, targets;
-    for (const auto& [node, seen_once] : observed) {
-      const auto features = space.Features(seen_once.knobs);
-      rows.insert(rows.end(), features.begin(), features.end());
-      const bool ok = seen_once.speedup && *seen_once.speedup > 0;
-      targets.push_back(static_cast<float>(ok ? std::log(*seen_once.speedup) : worst - std::log(2.0)));
+    for (const Observation* row : training) {
+      space.AppendFeatures(row->key, rows);
+      targets.push_back(static_cast<float>(row->speedup > 0 ? std::log(static_cast<double>(row->speedup))
+                                                            : worst - std::log(2.0)));
     }
     if (auto fitted = model.Fit(rows, space.FeatureCount(), targets); !fitted) return fitted;
     fitted_to = observed.size();
@@ -128,7 +146,19 @@ KnobAdvisor::Space* KnobAdvisor::SpaceOf(const std::string& source) {
 void KnobAdvisor::Observe(NodeId node, const std::string& source, const KnobValues& knobs,
                           std::optional<double> speedup, const std::string& mutation, bool live) {
   std::lock_guard lock(mutex_);
-  Space* space = SpaceOf(source);
+  ObserveLocked(SpaceOf(source), node, knobs, speedup, mutation, live);
+}
+
+void KnobAdvisor::Observe(NodeId node, const std::shared_ptr<const std::string>& source, const KnobValues& knobs,
+                          std::optional<double> speedup, const std::string& mutation, bool live) {
+  std::lock_guard lock(mutex_);
+  auto it = by_address_.find(source.get());
+  if (it == by_address_.end()) it = by_address_.emplace(source.get(), std::make_pair(source, SpaceOf(*source))).first;
+  ObserveLocked(it->second.second, node, knobs, speedup, mutation, live);
+}
+
+void KnobAdvisor::ObserveLocked(Space* space, NodeId node, const KnobValues& knobs, std::optional<double> speedup,
+                                const std::string& mutation, bool live) {
   if (space == nullptr) return;
   const bool improved = speedup && *speedup > space->Best();
   space->Add(node, knobs, speedup);
@@ -141,7 +171,7 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
   std::vector<Advice> found;
   std::unordered_set<std::string> keys;  // no configuration twice in `found`
   const auto add = [&](const KnobValues& to, const std::string& what) {
-    const std::string key = ToString(to);
+    const std::string key = knobs.Key(to);
     if (space.seen.count(key) || !keys.insert(key).second) return;
     found.push_back({to, what + knobs.Describe(parent, to)});
   };
@@ -166,12 +196,13 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
     std::vector<std::pair<std::size_t, KnobValues>> draws;
     for (int i = 0; i < 4 * 16 && draws.size() < 16; ++i) {
       KnobValues draw = knobs.Draw(rng);
-      if (space.seen.count(ToString(draw))) continue;
+      const std::string key = knobs.Key(draw);
+      if (space.seen.count(key)) continue;
       std::size_t nearest = knobs.knobs().size();
       std::size_t compared = 0;
       for (auto it = space.observed.rbegin(); it != space.observed.rend() && nearest > 0 && compared < 2000;
            ++it, ++compared) {
-        nearest = std::min(nearest, Distance(draw, it->second.knobs));
+        nearest = std::min(nearest, KnobSpace::Distance(key, it->key));
       }
       draws.emplace_back(nearest, std::move(draw));
     }
@@ -206,7 +237,7 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
     std::vector<std::pair<float, std::size_t>> order;
     std::uniform_real_distribution<float> jitter(0.0f, 1e-6f);  // ties (a leaf shared) broken at random
     for (std::size_t i = 0; i < ranked.size(); ++i) {
-      if (!space.seen.count(ToString(ranked[i]))) order.emplace_back((*predicted)[i] + jitter(rng), i);
+      if (!space.seen.count(knobs.Key(ranked[i]))) order.emplace_back((*predicted)[i] + jitter(rng), i);
     }
     std::sort(order.begin(), order.end(), std::greater<>());
     for (std::size_t r = 0; r < order.size() && found.size() < 64; ++r) {
@@ -247,21 +278,21 @@ std::optional<KnobAdvisor::Advice> KnobAdvisor::Propose(const std::string& sourc
     }
     // is_known takes the engine's lock, which the engine holds while it
     // calls Observe and Save: never call it under the advisor's.
-    std::vector<std::string> known;
+    std::vector<KnobValues> known;
     std::optional<Advice> chosen;
     for (Advice& candidate : candidates) {
       if (!is_known(candidate.knobs)) {
         chosen = std::move(candidate);
         break;
       }
-      known.push_back(ToString(candidate.knobs));
+      known.push_back(candidate.knobs);
     }
     std::lock_guard lock(mutex_);
     Space* space = SpaceOf(source);
-    space->seen.insert(known.begin(), known.end());
+    for (const KnobValues& values : known) space->seen.insert(space->space.Key(values));
     // Another proposal may have taken it meanwhile; then the next round
     // (each round marks at least one more configuration seen).
-    if (chosen && space->seen.insert(ToString(chosen->knobs)).second) return chosen;
+    if (chosen && space->seen.insert(space->space.Key(chosen->knobs)).second) return chosen;
   }
 }
 

@@ -58,6 +58,10 @@ class KnobAdvisor {
   // or repeated run. A source without knobs is ignored.
   void Observe(NodeId node, const std::string& source, const KnobValues& knobs, std::optional<double> speedup,
                const std::string& mutation, bool live);
+  // The same for a shared source (the engine's): its space is found by the
+  // string's address after the first time, not by hashing its text.
+  void Observe(NodeId node, const std::shared_ptr<const std::string>& source, const KnobValues& knobs,
+               std::optional<double> speedup, const std::string& mutation, bool live);
 
   struct Advice {
     KnobValues knobs;
@@ -79,6 +83,8 @@ class KnobAdvisor {
  private:
   struct Space;
   Space* SpaceOf(const std::string& source);  // nullptr: no knobs
+  void ObserveLocked(Space* space, NodeId node, const KnobValues& knobs, std::optional<double> speedup,
+                     const std::string& mutation, bool live);
   // The unseen configurations `technique` would propose, best first (several,
   // since the graph may know some of them). Locked.
   std::vector<Advice> Try(const std::string& technique, Space& space, const KnobValues& parent, std::mt19937_64& rng);
@@ -87,6 +93,8 @@ class KnobAdvisor {
   Mode mode_;
   AucBandit bandit_;
   std::unordered_map<std::size_t, std::unique_ptr<Space>> spaces_;  // by std::hash of the source
+  // Shared sources seen before (held, so that an address is never reused), and their space.
+  std::unordered_map<const std::string*, std::pair<std::shared_ptr<const std::string>, Space*>> by_address_;
 };
 
 }  // namespace kestrel

@@ -119,17 +119,53 @@ std::vector<KnobValues> KnobSpace::Steps(const KnobValues& from) const {
 std::vector<float> KnobSpace::Features(const KnobValues& values) const {
   std::vector<float> features;
   features.reserve(FeatureCount());
+  AppendFeatures(Key(values), features);
+  return features;
+}
+
+std::string KnobSpace::Key(const KnobValues& values) const {
+  std::string key(2 * knobs_.size(), '\0');
   for (std::size_t k = 0; k < knobs_.size(); ++k) {
     const std::size_t index = IndexOf(k, values);
-    features.push_back(static_cast<float>(index));
+    key[2 * k] = static_cast<char>(index & 0xff);
+    key[2 * k + 1] = static_cast<char>((index >> 8) & 0xff);
+  }
+  return key;
+}
+
+namespace {
+
+std::size_t IndexAt(const std::string& key, std::size_t knob) {
+  return static_cast<unsigned char>(key[2 * knob]) | (static_cast<std::size_t>(static_cast<unsigned char>(key[2 * knob + 1])) << 8);
+}
+
+}  // namespace
+
+KnobValues KnobSpace::FromKey(const std::string& key) const {
+  KnobValues values;
+  for (std::size_t k = 0; k < knobs_.size(); ++k) values[knobs_[k].name] = knobs_[k].values[IndexAt(key, k)];
+  return values;
+}
+
+void KnobSpace::AppendFeatures(const std::string& key, std::vector<float>& out) const {
+  for (std::size_t k = 0; k < knobs_.size(); ++k) {
+    const std::size_t index = IndexAt(key, k);
+    out.push_back(static_cast<float>(index));
     if (numeric_[k].empty()) {
-      features.push_back(static_cast<float>(index));
+      out.push_back(static_cast<float>(index));
     } else {
       const double number = numeric_[k][index];
-      features.push_back(static_cast<float>(std::copysign(std::log2(1.0 + std::fabs(number)), number)));
+      out.push_back(static_cast<float>(std::copysign(std::log2(1.0 + std::fabs(number)), number)));
     }
   }
-  return features;
+}
+
+std::size_t KnobSpace::Distance(const std::string& a, const std::string& b) {
+  std::size_t distance = 0;
+  for (std::size_t k = 0; 2 * k + 1 < a.size() && 2 * k + 1 < b.size(); ++k) {
+    distance += a[2 * k] != b[2 * k] || a[2 * k + 1] != b[2 * k + 1];
+  }
+  return distance;
 }
 
 std::string KnobSpace::Describe(const KnobValues& from, const KnobValues& to) const {

@@ -46,6 +46,15 @@ class KnobSpace {
   std::vector<float> Features(const KnobValues& values) const;
   std::size_t FeatureCount() const { return 2 * knobs_.size(); }
 
+  // A compact key of a configuration (two bytes per knob: its value's
+  // position), for keeping many configurations: equal keys, equal
+  // configurations. FromKey inverts it; AppendFeatures reads features from it.
+  std::string Key(const KnobValues& values) const;
+  KnobValues FromKey(const std::string& key) const;
+  void AppendFeatures(const std::string& key, std::vector<float>& out) const;
+  // Knobs whose values differ between two keys.
+  static std::size_t Distance(const std::string& a, const std::string& b);
+
   // How `to` differs from `from`: "TILE 64->128, ORDER 0->2" ("" when equal).
   std::string Describe(const KnobValues& from, const KnobValues& to) const;
 
