@@ -1,5 +1,6 @@
-// kestrel eval TASK FILE [--knob NAME=VALUE]...: compile, verify and time one
-// kernel file against the task, exactly as the search would.
+// kestrel eval TASK FILE [--knob NAME=VALUE]... [--sweep]: compile, verify and
+// time one kernel file against the task, exactly as the search would; with
+// --sweep, every combination of its knob values with one evaluator.
 
 #include <filesystem>
 #include <fstream>
@@ -27,21 +28,42 @@ struct EvalFlags {
   double min_time = -1;
   bool json = false;
   bool samples = false;
+  bool sweep = false;
 };
 
-Result<KnobValues> ChooseKnobs(const std::string& source, const std::vector<std::string>& settings) {
+// The knob settings to evaluate: the one the --knob flags choose (the
+// declared defaults for the others), or with `sweep` every combination of the
+// declared values with the --knob ones fixed, in declared order of knobs and
+// values, the last knob varying fastest (as Python's itertools.product).
+Result<std::vector<KnobValues>> ChooseKnobs(const std::string& source, const std::vector<std::string>& settings,
+                                            bool sweep) {
   auto declared = ParseKnobs(source);
   if (!declared) return Fail(declared.error());
-  KnobValues values = DefaultKnobs(*declared);
+  KnobValues fixed;
   for (const auto& setting : settings) {
     const auto equals = setting.find('=');
     if (equals == std::string::npos) {
       return Fail(Error::InvalidArgument("--knob " + setting + ": expected NAME=VALUE"));
     }
-    values[setting.substr(0, equals)] = setting.substr(equals + 1);
+    fixed[setting.substr(0, equals)] = setting.substr(equals + 1);
   }
-  if (auto status = CheckKnobValues(*declared, values); !status) return Fail(status.error().WithContext("--knob"));
-  return values;
+  KnobValues chosen = DefaultKnobs(*declared);
+  for (const auto& [name, value] : fixed) chosen[name] = value;
+  if (auto status = CheckKnobValues(*declared, chosen); !status) return Fail(status.error().WithContext("--knob"));
+  std::vector<KnobValues> space = {chosen};
+  if (!sweep) return space;
+  for (const KnobSpec& knob : *declared) {
+    if (fixed.contains(knob.name)) continue;
+    std::vector<KnobValues> wider;
+    for (const KnobValues& partial : space) {
+      for (const std::string& value : knob.values) {
+        wider.push_back(partial);
+        wider.back()[knob.name] = value;
+      }
+    }
+    space = std::move(wider);
+  }
+  return space;
 }
 
 }  // namespace
@@ -56,14 +78,17 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
   eval->add_option("--min-time", flags->min_time, "seconds of timing per shape and kernel")->check(CLI::NonNegativeNumber);
   eval->add_flag("--json", flags->json, "print one JSON document");
   eval->add_flag("--samples", flags->samples, "include the raw timing samples in --json output");
+  eval->add_flag("--sweep", flags->sweep,
+                 "evaluate every combination of the file's knob values (a --knob fixes one) with one evaluator, "
+                 "printing one --json document per line");
   eval->callback([flags, &cli] {
     auto task = FindTask(flags->task, cli.TaskDirs(), &std::cerr);
     if (!task) return (void)cli.Report(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
     std::ifstream in(flags->file);
     std::stringstream text;
     text << in.rdbuf();
-    auto knobs = ChooseKnobs(text.str(), flags->knobs);
-    if (!knobs) return (void)cli.Report(knobs.error().WithContext(flags->file));
+    auto space = ChooseKnobs(text.str(), flags->knobs, flags->sweep);
+    if (!space) return (void)cli.Report(space.error().WithContext(flags->file));
     RunConfig config;
     if (!flags->config_file.empty()) {
       auto loaded = LoadRunConfig(flags->config_file);
@@ -94,20 +119,25 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
     } else {
       std::cerr << "kestrel: no calibration (" << calibration.error().message() << "); roofline checks are off\n";
     }
-    Candidate candidate{text.str(), *knobs, (*evaluator)->Toolchain(), (*evaluator)->Flags()};
-    const Measurement measurement = (*evaluator)->Evaluate(candidate);
-    if (flags->json) {
-      nlohmann::json document = ToJson(measurement, flags->samples);
-      document["task"] = task->name;
-      document["file"] = flags->file;
-      document["knobs"] = *knobs;
-      document["identity"] = candidate.Identity();
-      std::cout << document.dump(2) << "\n";
-    } else {
-      std::cout << task->name << " " << flags->file;
-      if (!knobs->empty()) std::cout << " [" << ToString(*knobs) << "]";
-      std::cout << "\n";
-      PrintMeasurement(std::cout, measurement);
+    // One evaluator for the whole sweep: the reference's build and the
+    // prepared inputs are made once, as in a run.
+    for (const KnobValues& knobs : *space) {
+      Candidate candidate{text.str(), knobs, (*evaluator)->Toolchain(), (*evaluator)->Flags()};
+      const Measurement measurement = (*evaluator)->Evaluate(candidate);
+      if (flags->json || flags->sweep) {
+        nlohmann::json document = ToJson(measurement, flags->samples);
+        document["task"] = task->name;
+        document["file"] = flags->file;
+        document["knobs"] = knobs;
+        document["identity"] = candidate.Identity();
+        // A sweep's reader takes each line as it comes (JSON Lines).
+        std::cout << (flags->sweep ? document.dump() : document.dump(2)) << std::endl;
+      } else {
+        std::cout << task->name << " " << flags->file;
+        if (!knobs.empty()) std::cout << " [" << ToString(knobs) << "]";
+        std::cout << "\n";
+        PrintMeasurement(std::cout, measurement);
+      }
     }
     cli.exit_code = kExitOk;
   });

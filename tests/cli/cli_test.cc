@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -259,6 +260,48 @@ TEST_SUITE("cli") {
                                     "UNROLL=3"});
     CHECK(bad.code == 2);
     CHECK(Contains(bad.err, "UNROLL"));
+  }
+
+  TEST_CASE("kestrel eval --sweep: one JSON line per knob configuration, in declared order, --knob fixing one") {
+    Workspace workspace;
+    const auto Lines = [](const std::string& out) {
+      std::vector<json> lines;
+      std::istringstream stream(out);
+      for (std::string line; std::getline(stream, line);) lines.push_back(json::parse(line));
+      return lines;
+    };
+    const Exec whole = workspace.Run({"eval", "affine", (workspace.tasks() / "affine" / "seed.cpp").string(),
+                                      "--sweep", "--min-time", "0.01"});
+    INFO("stderr: " << whole.err);
+    REQUIRE(whole.code == 0);
+    const std::vector<json> all = Lines(whole.out);
+    // itertools.product over UNROLL 1 2 4 and REVERSE 0 1: the last knob varies fastest.
+    const std::vector<std::pair<std::string, std::string>> expected = {{"1", "0"}, {"1", "1"}, {"2", "0"},
+                                                                       {"2", "1"}, {"4", "0"}, {"4", "1"}};
+    REQUIRE(all.size() == expected.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+      CAPTURE(i);
+      CHECK(all[i].at("knobs") == json{{"UNROLL", expected[i].first}, {"REVERSE", expected[i].second}});
+      CHECK(all[i].at("outcome") == "measured");
+      CHECK(all[i].at("task") == "affine");
+      CHECK(all[i].at("speedup").get<double>() > 0.0);
+    }
+
+    const Exec fixed = workspace.Run({"eval", "affine_wide", (workspace.tasks() / "affine_wide" / "seed.cpp").string(),
+                                      "--sweep", "--knob", "SPLIT=3", "--knob", "PAD=1", "--min-time", "0.01"});
+    REQUIRE(fixed.code == 0);
+    const std::vector<json> sub = Lines(fixed.out);
+    REQUIRE(sub.size() == 4);
+    for (size_t i = 0; i < sub.size(); ++i) {
+      CHECK(sub[i].at("knobs") == json{{"UNROLL", std::to_string(1 << i)}, {"SPLIT", "3"}, {"PAD", "1"}});
+      CHECK(sub[i].at("outcome") == "measured");
+    }
+
+    const Exec bad = workspace.Run({"eval", "affine", (workspace.tasks() / "affine" / "seed.cpp").string(), "--sweep",
+                                    "--knob", "UNROLL=3"});
+    CHECK(bad.code == 2);
+    CHECK(Contains(bad.err, "UNROLL"));
+    CHECK(bad.out.empty());
   }
 
   TEST_CASE("kestrel run --max-evals 6, then runs, best, show, lineage, export and graph") {
