@@ -187,6 +187,14 @@ std::vector<NodeId> SearchGraph::Parents(NodeId id) const {
   return parents;
 }
 
+std::optional<NodeId> SearchGraph::FirstParent(NodeId id) const {
+  const Graph& graph = impl_->graph;
+  auto [edge, last] = boost::in_edges(impl_->VertexOf(id), graph);
+  while (edge != last && graph[*edge].kind == EdgeKind::kDuplicate) ++edge;
+  if (edge == last) return std::nullopt;
+  return impl_->nodes[boost::source(*edge, graph)].id;
+}
+
 std::vector<NodeId> SearchGraph::Lineage(NodeId id) const {
   const Graph& graph = impl_->graph;
   const std::size_t vertex_count = boost::num_vertices(graph);

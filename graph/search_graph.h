@@ -64,6 +64,9 @@ class SearchGraph {
   // following each node's first (oldest) parent; "duplicate" edges are not
   // followed (they record a re-proposal, not where a node came from).
   std::vector<NodeId> Lineage(NodeId id) const;
+  // The next step of Lineage: the node's oldest parent along a derive or fix
+  // edge; nullopt for a root.
+  std::optional<NodeId> FirstParent(NodeId id) const;
   // The k measured nodes with the highest speedup, best first (ties: lower id).
   std::vector<NodeId> Best(std::size_t k) const;
   // Every node id, in insertion order.

@@ -23,6 +23,26 @@ void SubtreeBest::Update(const SearchGraph& graph) {
   unfinished_ = std::move(unfinished);
 }
 
+void SubtreeBest::Build(const SearchGraph& graph) {
+  best_.clear();
+  unfinished_.clear();
+  best_.reserve(graph.NodeCount());
+  for (std::size_t i = graph.NodeCount(); i-- > 0;) {
+    const GraphNode& node = graph.NodeAt(i);
+    double best = Of(node.id);
+    if (node.status == NodeStatus::kMeasured && node.speedup) best = std::max(best, *node.speedup);
+    if (!IsFinal(node.status)) unfinished_.push_back(node.id);
+    if (best <= 0) continue;
+    best_[node.id] = best;
+    if (const auto parent = graph.FirstParent(node.id)) {
+      double& above = best_[*parent];
+      above = std::max(above, best);
+    }
+  }
+  std::reverse(unfinished_.begin(), unfinished_.end());
+  seen_ = graph.NodeCount();
+}
+
 void SubtreeBest::Fold(const SearchGraph& graph, NodeId id, double speedup,
                        const std::function<void(NodeId, double)>& raised) {
   // Raise v along the lineage, from the node up to its root; an ancestor

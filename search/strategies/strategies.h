@@ -41,6 +41,10 @@ class SubtreeBest {
   void Update(const SearchGraph& graph);
   // 0 when nothing in the subtree is measured (or the node is unknown).
   double Of(NodeId id) const;
+  // The first read of a graph, in one pass: v of every node, children before
+  // parents (a node is added after its first parent, so in reverse
+  // insertion order). Update then continues from there.
+  void Build(const SearchGraph& graph);
   // Raises v along the lineage of a node measured at `speedup`, telling
   // `raised` (if any) of each node whose v rose.
   void Fold(const SearchGraph& graph, NodeId id, double speedup,

@@ -62,10 +62,19 @@ void UcbIndex::Refresh(const SearchGraph& graph, NodeId id, const std::function<
 }
 
 void UcbIndex::Catch(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted) {
-  const bool first = seen_ == 0;
+  if (seen_ == 0) {
+    // The first read (a resumed graph): v in one pass, then every expandable
+    // node as it is now, so the journal so far is in it.
+    subtree_.Build(graph);
+    entries_.reserve(graph.NodeCount());
+    for (; seen_ < graph.NodeCount(); ++seen_) {
+      const GraphNode& node = graph.NodeAt(seen_);
+      if (node.status != NodeStatus::kMeasured || !node.speedup || exhausted(node.id)) continue;
+      Insert(node.id, {*node.speedup, std::max(*node.speedup, subtree_.Of(node.id)), node.expansions});
+    }
+    journal_ = graph.ChangeCount();
+  }
   for (; seen_ < graph.NodeCount(); ++seen_) Refresh(graph, graph.NodeAt(seen_).id, exhausted);
-  // A first read saw every node as it is now: the journal so far is in it.
-  if (first) journal_ = graph.ChangeCount();
   for (; journal_ < graph.ChangeCount(); ++journal_) Refresh(graph, graph.ChangedAt(journal_), exhausted);
 }
 

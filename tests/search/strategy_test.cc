@@ -323,6 +323,13 @@ TEST_SUITE("strategy: graph-ucb") {
         };
         CHECK(score(*chosen) == doctest::Approx(score(expected)).epsilon(1e-12));
         if (subtree_weight < 1) CHECK(*chosen == expected);
+        if (step % 50 == 49) {  // an index that reads the graph at once (a resume) agrees
+          strategies::UcbIndex fresh(weights);
+          std::mt19937_64 rng_fresh(3);
+          const auto again = fresh.Select(graph, is_exhausted, rng_fresh);
+          REQUIRE(again.has_value());
+          CHECK(score(*again) == doctest::Approx(score(expected)).epsilon(1e-12));
+        }
         compared += *chosen == expected;
         graph.NoteExpansion(*chosen);
         const NodeId child = next++;
