@@ -19,6 +19,7 @@ constexpr std::size_t kTopKept = 10;            // best configurations kept for 
 constexpr std::size_t kMinToFit = 3;            // measured configurations before the model is used
 constexpr int kTries = 32;                      // draws per randomized technique
 constexpr double kModelExploration = 0.1;       // share of restarts in mode kModel
+constexpr double kModelRefinement = 0.2;        // share of one-step moves from the parent in mode kModel
 constexpr std::size_t kTrainRows = 2304;        // the most rows a fit reads (its cost is bounded at 1e6 nodes)
 constexpr std::size_t kTrainBest = 256;         // of them, the fastest; the rest the latest
 
@@ -263,8 +264,11 @@ std::optional<KnobAdvisor::Advice> KnobAdvisor::Propose(const std::string& sourc
       if (mode_ == Mode::kPortfolio) {
         first = bandit_.Choose();
       } else {
-        std::bernoulli_distribution explore(kModelExploration);
-        first = space->measured < kMinToFit || explore(rng) ? "restart" : "model";
+        std::uniform_real_distribution<double> draw(0.0, 1.0);
+        const double r = draw(rng);
+        first = space->measured < kMinToFit || r < kModelExploration ? "restart"
+                : r < kModelExploration + kModelRefinement                ? "step"
+                                                                          : "model";
       }
       std::vector<std::string> order{first};
       for (const char* other : {"model", "restart", "multi", "cross", "step"}) {
