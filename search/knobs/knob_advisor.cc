@@ -105,12 +105,15 @@ struct KnobAdvisor::Space {
     return {};
   }
 
-  // Candidates for the model to rank: the whole space when small, else a pool around the best.
-  std::vector<KnobValues> Pool(const KnobValues& parent, std::mt19937_64& rng) {
-    if (space.Size() <= kEnumerateLimit) {
-      if (all.empty()) all = space.Enumerate(kEnumerateLimit);
-      return {};  // the caller ranks `all`
-    }
+  // The whole space, enumerated once (spaces of up to kEnumerateLimit).
+  const std::vector<KnobValues>& All() {
+    if (all.empty()) all = space.Enumerate(kEnumerateLimit);
+    return all;
+  }
+
+  // For a space too large to rank whole: steps, multi-knob moves and crosses
+  // of the parent and the best, and uniform draws.
+  std::vector<KnobValues> Pool(const KnobValues& parent, std::mt19937_64& rng) const {
     std::vector<KnobValues> pool;
     std::vector<KnobValues> bases{parent};
     for (const auto& [speedup, knobs] : top) bases.push_back(knobs);
@@ -121,6 +124,14 @@ struct KnobAdvisor::Space {
     }
     for (int i = 0; i < 500; ++i) pool.push_back(space.Draw(rng));
     return pool;
+  }
+
+  // The model's rows for `configs`.
+  std::vector<float> FeaturesOf(const std::vector<KnobValues>& configs) const {
+    std::vector<float> rows;
+    rows.reserve(configs.size() * space.FeatureCount());
+    for (const KnobValues& values : configs) space.AppendFeatures(space.Key(values), rows);
+    return rows;
   }
 };
 
@@ -212,28 +223,16 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
     // Draws that keep hitting seen configurations: a small space nearly
     // covered; its first unseen configurations, if any.
     if (draws.empty() && knobs.Size() <= kEnumerateLimit) {
-      if (space.all.empty()) space.all = knobs.Enumerate(kEnumerateLimit);
-      for (std::size_t i = 0; i < space.all.size() && found.size() < 16; ++i) add(space.all[i], "restart: ");
+      const std::vector<KnobValues>& all = space.All();
+      for (std::size_t i = 0; i < all.size() && found.size() < 16; ++i) add(all[i], "restart: ");
     }
   } else if (technique == "model") {
     if (!space.Fit()) return {};
-    std::vector<KnobValues> pool = space.Pool(parent, rng);
-    const std::vector<KnobValues>& ranked = pool.empty() ? space.all : pool;
-    std::vector<float> rows;
-    if (pool.empty()) {
-      if (space.all_features.empty()) {
-        for (const KnobValues& values : space.all) {
-          const auto features = knobs.Features(values);
-          space.all_features.insert(space.all_features.end(), features.begin(), features.end());
-        }
-      }
-    } else {
-      for (const KnobValues& values : pool) {
-        const auto features = knobs.Features(values);
-        rows.insert(rows.end(), features.begin(), features.end());
-      }
-    }
-    auto predicted = space.model.Predict(pool.empty() ? space.all_features : rows, knobs.FeatureCount());
+    const bool whole = knobs.Size() <= kEnumerateLimit;
+    const std::vector<KnobValues> pool = whole ? std::vector<KnobValues>{} : space.Pool(parent, rng);
+    const std::vector<KnobValues>& ranked = whole ? space.All() : pool;
+    if (whole && space.all_features.empty()) space.all_features = space.FeaturesOf(ranked);
+    auto predicted = space.model.Predict(whole ? space.all_features : space.FeaturesOf(pool), knobs.FeatureCount());
     if (!predicted) return {};
     std::vector<std::pair<float, std::size_t>> order;
     std::uniform_real_distribution<float> jitter(0.0f, 1e-6f);  // ties (a leaf shared) broken at random
