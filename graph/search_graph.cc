@@ -131,6 +131,11 @@ void SearchGraph::AddNode(const GraphNode& node) {
   if (IsRanked(node)) impl_->ranking.insert({*node.speedup, node.id});
 }
 
+void SearchGraph::Reserve(std::size_t nodes) {
+  impl_->vertex_of.reserve(nodes);
+  impl_->graph.m_vertices.reserve(nodes);
+}
+
 void SearchGraph::AddDerivation(NodeId parent, NodeId child, EdgeKind kind) {
   KESTREL_CHECK(parent != child, Describe("a node cannot derive from itself", child).c_str());
   const Vertex from = impl_->VertexOf(parent);

@@ -48,6 +48,9 @@ class SearchGraph {
 
   // Adds a node; its id must be new (a broken invariant aborts).
   void AddNode(const GraphNode& node);
+  // Room for `nodes` nodes in all: a loader that knows the count saves the
+  // rehashing of a million-node graph.
+  void Reserve(std::size_t nodes);
   // Adds parent -> child; both must exist. A repeated edge is kept once.
   void AddDerivation(NodeId parent, NodeId child, EdgeKind kind);
   bool Contains(NodeId id) const;

@@ -92,6 +92,31 @@ struct EdgeRecord {
   std::int64_t created_at = 0;
 };
 
+// What a search's selection reads of a stored graph, without the wide
+// columns (source, log, identity, mutation): Store::LoadGraphBrief. A node's
+// other fields are read when it is needed (Store::GetNode).
+struct NodeBrief {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  NodeStatus status = NodeStatus::kProposed;
+  std::optional<double> speedup;  // as NodeRecord::speedup
+  std::int64_t expansions = 0;
+  std::uint32_t source = 0;  // index into GraphBrief::source_hashes
+  std::string knobs_json;    // as stored: for a reader that needs the knobs of many nodes
+};
+
+struct EdgeBrief {
+  std::int64_t parent = 0;
+  std::int64_t child = 0;
+  EdgeKind kind = EdgeKind::kDerive;
+};
+
+struct GraphBrief {
+  std::vector<NodeBrief> nodes;  // in id order
+  std::vector<EdgeBrief> edges;  // in the order they were made
+  std::vector<std::string> source_hashes;
+};
+
 struct MeasurementRecord {
   std::int64_t id = 0;
   std::int64_t node_id = 0;

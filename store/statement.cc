@@ -128,6 +128,12 @@ std::string Statement::Text(int column) const {
   return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)));
 }
 
+std::string_view Statement::TextView(int column) const {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
+  if (text == nullptr) return {};
+  return {text, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))};
+}
+
 bool Statement::IsNull(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
 
 std::optional<double> Statement::OptionalDouble(int column) const {

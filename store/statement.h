@@ -62,6 +62,8 @@ class Statement {
   std::int64_t Int(int column) const;
   double Double(int column) const;
   std::string Text(int column) const;
+  // The same without a copy: valid until the next Step, Reset or read of the column.
+  std::string_view TextView(int column) const;
   bool IsNull(int column) const;
   std::optional<double> OptionalDouble(int column) const;
 

@@ -135,6 +135,9 @@ class Store {
   Result<std::vector<NodeRecord>> LoadNodes(std::int64_t graph_id);
   // Every edge whose child is in the graph, in insertion order.
   Result<std::vector<EdgeRecord>> LoadEdges(std::int64_t graph_id);
+  // A graph's nodes and edges as selection reads them (records.h: GraphBrief):
+  // a million nodes in well under a second, where LoadNodes takes many.
+  Result<GraphBrief> LoadGraphBrief(std::int64_t graph_id);
   // Oldest first, with raw samples and mismatches; empty for an unknown node.
   Result<std::vector<MeasurementRecord>> GetMeasurements(std::int64_t node_id);
 

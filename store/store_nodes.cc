@@ -1,5 +1,7 @@
 // Store: nodes, edges, measurements and the Best() query.
+#include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -432,6 +434,78 @@ Result<std::vector<EdgeRecord>> Store::LoadEdges(std::int64_t graph_id) {
     }
     edges.push_back({r.Int(0), r.Int(1), *parsed, r.Int(3), r.Text(4), r.Int(5)});
   }
+}
+
+Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
+  GraphBrief brief;
+  std::unordered_map<std::string, std::uint32_t> source_index;
+  auto count = impl_->Prepare("LoadGraphBriefCount", "SELECT count(*) FROM nodes WHERE graph_id = ?1");
+  if (!count) return Fail(count.error());
+  (*count)->Bind(1, graph_id);
+  if (auto row = (*count)->Step(); !row) return Fail(row.error());
+  brief.nodes.reserve(static_cast<std::size_t>((*count)->Int(0)));
+  (*count)->Reset();
+  auto nodes = impl_->Prepare("LoadGraphBrief", R"sql(
+    SELECT n.id, n.run_id, n.status, n.speedup, n.expansions, n.source_hash, n.knobs_json
+    FROM nodes n WHERE n.graph_id = ?1 ORDER BY n.id)sql");
+  if (!nodes) return Fail(nodes.error());
+  (*nodes)->Bind(1, graph_id);
+  for (;;) {
+    auto row = (*nodes)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) break;
+    const store::Statement& r = **nodes;
+    NodeBrief& node = brief.nodes.emplace_back();
+    node.id = r.Int(0);
+    node.run_id = r.Int(1);
+    const auto status = ParseNodeStatus(r.TextView(2));
+    if (!status) {
+      return Fail(Error::Corruption("DB: node " + std::to_string(node.id) + " has unknown status '" + r.Text(2) + "'"));
+    }
+    node.status = *status;
+    node.speedup = r.OptionalDouble(3);
+    node.expansions = r.Int(4);
+    // Knob variants share their source: most rows name the previous row's.
+    const std::string_view hash = r.TextView(5);
+    const std::uint32_t previous = brief.nodes.size() > 1 ? brief.nodes[brief.nodes.size() - 2].source : 0;
+    if (!brief.source_hashes.empty() && brief.source_hashes[previous] == hash) {
+      node.source = previous;
+    } else {
+      const auto [known, added] =
+          source_index.try_emplace(std::string(hash), static_cast<std::uint32_t>(brief.source_hashes.size()));
+      if (added) brief.source_hashes.emplace_back(hash);
+      node.source = known->second;
+    }
+    node.knobs_json = r.Text(6);
+  }
+  if (brief.nodes.empty()) return brief;
+  // The edges table has no graph column: scan it in creation order over the
+  // graph's id range (no index: a sort of every edge would cost more), and
+  // keep the edges whose child is one of the graph's nodes.
+  auto edges = impl_->Prepare("LoadGraphBriefEdges", R"sql(
+    SELECT e.parent_id, e.child_id, e.kind FROM edges e WHERE +e.child_id BETWEEN ?1 AND ?2 ORDER BY e.id)sql");
+  if (!edges) return Fail(edges.error());
+  (*edges)->Bind(1, brief.nodes.front().id).Bind(2, brief.nodes.back().id);
+  const auto in_graph = [&](std::int64_t id) {
+    const auto it = std::lower_bound(brief.nodes.begin(), brief.nodes.end(), id,
+                                     [](const NodeBrief& node, std::int64_t wanted) { return node.id < wanted; });
+    return it != brief.nodes.end() && it->id == id;
+  };
+  for (;;) {
+    auto row = (*edges)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) break;
+    const store::Statement& r = **edges;
+    const std::int64_t child = r.Int(1);
+    if (!in_graph(child)) continue;
+    const auto kind = ParseEdgeKind(r.TextView(2));
+    if (!kind) {
+      return Fail(Error::Corruption("DB: the edge " + std::to_string(r.Int(0)) + " -> " + std::to_string(child) +
+                                    " has unknown kind '" + r.Text(2) + "'"));
+    }
+    brief.edges.push_back({r.Int(0), child, *kind});
+  }
+  return brief;
 }
 
 // --- queries ---------------------------------------------------------------------------------

@@ -148,7 +148,7 @@ class Engine::Impl {
   // engine_mutate.cc
   Event Mutate(const WorkItem& item);
   // Fills the context fields of `parent` (lineage, inspirations...). Locked.
-  void FillContextLocked(ParentView& parent) const;
+  void FillContextLocked(ParentView& parent);
 
   // engine.cc: the stages' bodies. No exception escapes them: a failure
   // travels as an outcome (or stops the run). RecordStage also releases the

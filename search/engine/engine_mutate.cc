@@ -31,7 +31,9 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
     }
     const IsKnown is_known = [this](const std::string& identity) {
       std::lock_guard lock(mutex_);
-      return graph_.FindByIdentity(identity).has_value();
+      auto known = state_.FindByIdentity(identity);
+      KESTREL_CHECK(known.has_value(), ("looking up a candidate: " + (known ? std::string() : known.error().message())).c_str());
+      return known->has_value();
     };
     // Takes a mutator's answer: true when it proposed.
     const auto take = [&](MutationResult& result, int index) {
@@ -82,7 +84,7 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
   return declined;
 }
 
-void Engine::Impl::FillContextLocked(ParentView& parent) const {
+void Engine::Impl::FillContextLocked(ParentView& parent) {
   const auto result_of = [this](NodeId id) {
     const GraphNode& node = graph_.Node(id);
     if (node.status == NodeStatus::kMeasured && node.speedup) return fmt::format("{:.2f}x", *node.speedup);
@@ -90,12 +92,12 @@ void Engine::Impl::FillContextLocked(ParentView& parent) const {
   };
   parent.measurement = result_of(parent.id) + " speedup over the reference";
   for (NodeId id : graph_.Lineage(parent.id)) {
-    parent.lineage.push_back({graph_.Node(id).mutation, result_of(id)});
+    parent.lineage.push_back({state_.MutationOf(id), result_of(id)});
   }
   for (NodeId id : graph_.Best(4)) {
     if (id == parent.id || parent.inspirations.size() >= 2) continue;
     if (const std::string& source = state_.SourceOf(id); source != parent.candidate.source) {
-      parent.inspirations.push_back(fmt::format("// {} ({})\n{}", graph_.Node(id).mutation, result_of(id), source));
+      parent.inspirations.push_back(fmt::format("// {} ({})\n{}", state_.MutationOf(id), result_of(id), source));
     }
   }
   parent.recent_failures.assign(recent_failures_.begin(), recent_failures_.end());

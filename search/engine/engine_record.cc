@@ -64,8 +64,13 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Declined& message, Job&) 
 Engine::Impl::Route Engine::Impl::RecordLocked(engine::Proposed& message, Job& out) {
   --unstarted_;
   Proposal& proposal = message.proposal;
-  if (auto existing = graph_.FindByIdentity(proposal.candidate.Identity())) {
-    RecordDuplicate(message, *existing);
+  auto existing = state_.FindByIdentity(proposal.candidate.Identity());
+  if (!existing) {
+    Fatal(existing.error());
+    return Route::kDone;
+  }
+  if (*existing) {
+    RecordDuplicate(message, **existing);
     return Route::kDone;
   }
   duplicate_streak_.erase(message.parent);

@@ -31,16 +31,15 @@ std::string EventJson(const nlohmann::json& detail) {
 using engine::Clock;
 
 Status Engine::Impl::LoadGraph() {
-  auto unfinished = state_.Load();
+  std::function<void(const engine::GraphState::StoredKnobs&)> observe;
+  if (advisor_) {
+    observe = [this](const engine::GraphState::StoredKnobs& node) {
+      advisor_->ObserveStored(node.node, *node.source, node.knobs_json, node.speedup);
+    };
+  }
+  auto unfinished = state_.Load(observe);
   if (!unfinished) return Fail(unfinished.error());
   pending_.assign(unfinished->begin(), unfinished->end());
-  if (advisor_) {
-    std::lock_guard lock(mutex_);
-    for (NodeId id : graph_.Nodes()) {
-      const GraphNode& node = graph_.Node(id);
-      if (IsFinal(node.status)) ObserveLocked(id, node.speedup, false);
-    }
-  }
   // The best of earlier runs is the incumbent until a result beats it.
   if (const auto best = graph_.Best(1); !best.empty()) incumbent_ = best[0];
   return {};
@@ -50,7 +49,7 @@ void Engine::Impl::ObserveLocked(NodeId node, std::optional<double> speedup, boo
   if (!advisor_) return;
   const KnobValues& knobs = state_.KnobsOf(node);
   if (knobs.empty()) return;
-  advisor_->Observe(node, state_.SharedSourceOf(node), knobs, speedup, graph_.Node(node).mutation, live);
+  advisor_->Observe(node, state_.SharedSourceOf(node), knobs, speedup, state_.MutationOf(node), live);
 }
 
 Status Engine::Impl::AddSeeds() {
@@ -58,7 +57,9 @@ Status Engine::Impl::AddSeeds() {
     auto knobs = ParseKnobs(seed.text);
     if (!knobs) return Fail(knobs.error().WithContext(task_.name + "/" + seed.name));
     const Candidate candidate{seed.text, DefaultKnobs(*knobs), evaluator_.Toolchain(), evaluator_.Flags()};
-    if (graph_.FindByIdentity(candidate.Identity())) continue;
+    auto known = state_.FindByIdentity(candidate.Identity());
+    if (!known) return Fail(known.error());
+    if (*known) continue;
     auto id = state_.AddSeed(NewNodeRecord(candidate, options_.graph_id, options_.run_id, "seed:" + seed.name));
     if (!id) return Fail(id.error());
     pending_.push_back(*id);

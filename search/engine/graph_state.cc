@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/check.h"
 #include "search/engine/graph_loader.h"
 
 namespace kestrel::engine {
@@ -9,31 +10,80 @@ namespace kestrel::engine {
 GraphState::GraphState(Store& store, std::int64_t graph_id, std::int64_t run_id, std::int64_t host_id)
     : store_(store), graph_id_(graph_id), run_id_(run_id), host_id_(host_id) {}
 
-Result<std::vector<NodeId>> GraphState::Load() {
-  auto loaded = LoadSearchGraph(store_, graph_id_);
-  if (!loaded) return Fail(loaded.error());
-  graph_ = std::move(loaded->graph);
+Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const StoredKnobs&)>& with_knobs) {
+  auto brief = store_.LoadGraphBrief(graph_id_);
+  if (!brief) return Fail(brief.error());
+  std::vector<std::shared_ptr<const std::string>> sources(brief->source_hashes.size());
   std::vector<NodeId> unfinished;
-  for (const NodeRecord& record : loaded->nodes) {
-    auto& source = sources_[record.source_hash];
-    if (!source) {
-      auto text = store_.GetSource(record.source_hash);
-      if (!text) return Fail(text.error());
-      source = std::make_shared<const std::string>(std::move(*text));
+  graph_.Reserve(graph_.NodeCount() + brief->nodes.size());
+  for (const NodeBrief& node : brief->nodes) {
+    GraphNode stored;
+    stored.id = node.id;
+    stored.status = node.status;
+    stored.speedup = node.status == NodeStatus::kMeasured ? node.speedup : std::nullopt;
+    stored.run_id = node.run_id;
+    stored.expansions = static_cast<int>(node.expansions);
+    graph_.AddNode(stored);
+    if (!IsFinal(node.status)) {
+      unfinished.push_back(node.id);
+    } else if (with_knobs && node.knobs_json != "{}") {
+      auto& source = sources[node.source];
+      if (!source) {
+        auto text = Source(brief->source_hashes[node.source]);
+        if (!text) return Fail(text.error());
+        source = std::move(*text);
+      }
+      with_knobs({node.id, node.status, stored.speedup, &source, node.knobs_json});
     }
-    Remember(record.id, record, source);
-    if (!IsFinal(record.status)) unfinished.push_back(record.id);
+  }
+  for (const EdgeBrief& edge : brief->edges) {
+    // A self-edge says nothing about where a node came from; databases
+    // written before duplicates of the parent itself were kept edge-free
+    // (each is a run event now) may hold one.
+    if (edge.parent == edge.child) continue;
+    graph_.AddDerivation(edge.parent, edge.child, edge.kind);
   }
   return unfinished;
 }
 
-Candidate GraphState::CandidateOf(NodeId node) const {
-  const CandidateRef& ref = candidates_.at(node);
+Result<std::shared_ptr<const std::string>> GraphState::Source(const std::string& hash) {
+  auto& source = sources_[hash];
+  if (!source) {
+    auto text = store_.GetSource(hash);
+    if (!text) {
+      sources_.erase(hash);
+      return Fail(text.error());
+    }
+    source = std::make_shared<const std::string>(std::move(*text));
+  }
+  return source;
+}
+
+const GraphState::CandidateRef& GraphState::RefOf(NodeId node) {
+  if (const auto known = candidates_.find(node); known != candidates_.end()) return known->second;
+  KESTREL_CHECK(graph_.Contains(node), ("unknown node id " + std::to_string(node)).c_str());
+  auto record = store_.GetNode(node);
+  KESTREL_CHECK(record.has_value(), ("reading node " + std::to_string(node) + ": " +
+                                     (record ? std::string() : record.error().message())).c_str());
+  auto source = Source(record->source_hash);
+  KESTREL_CHECK(source.has_value(), ("reading the source of node " + std::to_string(node) + ": " +
+                                     (source ? std::string() : source.error().message())).c_str());
+  Remember(node, *record, std::move(*source));
+  return candidates_.at(node);
+}
+
+Result<std::optional<NodeId>> GraphState::FindByIdentity(const std::string& identity) {
+  if (auto added = graph_.FindByIdentity(identity)) return added;  // this session's nodes
+  return store_.FindNode(graph_id_, identity);
+}
+
+Candidate GraphState::CandidateOf(NodeId node) {
+  const CandidateRef& ref = RefOf(node);
   return {*ref.source, ref.knobs, ref.toolchain, ref.flags};
 }
 
 void GraphState::Remember(NodeId id, const NodeRecord& record, std::shared_ptr<const std::string> source) {
-  candidates_[id] = {std::move(source), record.knobs, record.toolchain, record.flags};
+  candidates_[id] = {std::move(source), record.knobs, record.toolchain, record.flags, record.mutation};
 }
 
 Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& notes,

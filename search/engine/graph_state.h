@@ -7,6 +7,10 @@
 // resumable state that belong to it — and only then changes the graph. When
 // the store refuses, the error is returned and nothing changed.
 //
+// A graph of a million nodes opens in about a second: Load reads what
+// selection needs (Store::LoadGraphBrief), and a stored node's candidate,
+// mutation and identity are read from the store when first asked for.
+//
 // Expansions are one quantity: a node's stored count (expansions that
 // ended: a proposal, a duplicate or a decline) plus the selections of it
 // still in flight, which NoteSelection counts in the graph only. A run
@@ -49,17 +53,32 @@ class GraphState {
  public:
   GraphState(Store& store, std::int64_t graph_id, std::int64_t run_id, std::int64_t host_id);
 
-  // Reads the task's graph: nodes, derivations, stored expansions, sources.
+  // A stored node with knobs, as Load read it: for the knob advisor.
+  struct StoredKnobs {
+    NodeId node = 0;
+    NodeStatus status = NodeStatus::kProposed;
+    std::optional<double> speedup;
+    const std::shared_ptr<const std::string>* source = nullptr;  // its text, shared
+    std::string_view knobs_json;
+  };
+  // Reads the task's graph: nodes, derivations, stored expansions. Calls
+  // `with_knobs` for every final node that has knob values, in id order.
   // Returns the nodes whose evaluation has not ended (proposed or built), in id order.
-  Result<std::vector<NodeId>> Load();
+  Result<std::vector<NodeId>> Load(const std::function<void(const StoredKnobs&)>& with_knobs = {});
 
   const SearchGraph& graph() const { return graph_; }
-  // The candidate of a node in the graph.
-  Candidate CandidateOf(NodeId node) const;
-  const std::string& SourceOf(NodeId node) const { return *candidates_.at(node).source; }
+  // The candidate of a node in the graph. A stored node's fields are read
+  // from the store the first time; a store that fails then is a broken
+  // invariant (KESTREL_CHECK: the run stops with the error).
+  Candidate CandidateOf(NodeId node);
+  const std::string& SourceOf(NodeId node) { return *RefOf(node).source; }
   // The same, shared: one string per distinct source (knob variants share it).
-  const std::shared_ptr<const std::string>& SharedSourceOf(NodeId node) const { return candidates_.at(node).source; }
-  const KnobValues& KnobsOf(NodeId node) const { return candidates_.at(node).knobs; }
+  const std::shared_ptr<const std::string>& SharedSourceOf(NodeId node) { return RefOf(node).source; }
+  const KnobValues& KnobsOf(NodeId node) { return RefOf(node).knobs; }
+  // How the node was made ("seed:seed.cpp", "knob UNROLL 2->4", ...).
+  const std::string& MutationOf(NodeId node) { return RefOf(node).mutation; }
+  // The node of the graph with this candidate identity, if any.
+  Result<std::optional<NodeId>> FindByIdentity(const std::string& identity);
 
   // A seed: a node without a parent.
   Result<NodeId> AddSeed(NodeRecord record);
@@ -87,7 +106,10 @@ class GraphState {
     KnobValues knobs;
     std::string toolchain;
     std::vector<std::string> flags;
+    std::string mutation;
   };
+  const CandidateRef& RefOf(NodeId node);
+  Result<std::shared_ptr<const std::string>> Source(const std::string& hash);
   // Runs `writes` and then the notes in one transaction; the notes' calls
   // name `node` as it is once `writes` ran.
   Status Write(const std::function<Status()>& writes, ChangeNotes& notes, const std::optional<NodeId>& node);

@@ -53,14 +53,20 @@ struct KnobAdvisor::Space {
   double Best() const { return top.empty() ? 0.0 : top.front().first; }
 
   void Add(NodeId node, const KnobValues& knobs, std::optional<double> speedup) {
-    std::string key = space.Key(knobs);
-    seen.insert(key);
+    AddKey(node, space.Key(knobs), speedup);
+  }
+
+  void AddKey(NodeId node, std::string key, std::optional<double> speedup) {
     const bool ok = speedup && *speedup > 0;
+    seen.insert(key);
     observed.push_back({node, std::move(key), ok ? static_cast<float>(*speedup) : 0.0f});
     if (!ok) return;
     ++measured;
-    top.emplace_back(*speedup, space.Complete(knobs));
-    std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    // Best first; a tie keeps the earlier one ahead.
+    if (top.size() == kTopKept && *speedup <= top.back().first) return;
+    const auto later = std::upper_bound(top.begin(), top.end(), *speedup,
+                                        [](double value, const auto& entry) { return value > entry.first; });
+    top.emplace(later, *speedup, space.FromKey(observed.back().key));
     if (top.size() > kTopKept) top.pop_back();
   }
 
@@ -164,9 +170,31 @@ void KnobAdvisor::Observe(NodeId node, const std::string& source, const KnobValu
 void KnobAdvisor::Observe(NodeId node, const std::shared_ptr<const std::string>& source, const KnobValues& knobs,
                           std::optional<double> speedup, const std::string& mutation, bool live) {
   std::lock_guard lock(mutex_);
+  ObserveLocked(SpaceOf(source), node, knobs, speedup, mutation, live);
+}
+
+void KnobAdvisor::ObserveStored(NodeId node, const std::shared_ptr<const std::string>& source,
+                                std::string_view knobs_json, std::optional<double> speedup) {
+  std::lock_guard lock(mutex_);
+  Space* space = SpaceOf(source);
+  if (space == nullptr) return;
+  if (auto key = space->space.KeyOfStored(knobs_json)) {
+    space->AddKey(node, std::move(*key), speedup);
+    return;
+  }
+  KnobValues knobs;  // not as nlohmann writes it: the slow way
+  try {
+    for (const auto& [name, value] : nlohmann::json::parse(knobs_json).items()) knobs[name] = value.get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    return;  // unreadable knobs say nothing about the space
+  }
+  space->Add(node, knobs, speedup);
+}
+
+KnobAdvisor::Space* KnobAdvisor::SpaceOf(const std::shared_ptr<const std::string>& source) {
   auto it = by_address_.find(source.get());
   if (it == by_address_.end()) it = by_address_.emplace(source.get(), std::make_pair(source, SpaceOf(*source))).first;
-  ObserveLocked(it->second.second, node, knobs, speedup, mutation, live);
+  return it->second.second;
 }
 
 void KnobAdvisor::ObserveLocked(Space* space, NodeId node, const KnobValues& knobs, std::optional<double> speedup,

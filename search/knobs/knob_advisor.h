@@ -34,6 +34,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -63,6 +64,11 @@ class KnobAdvisor {
   void Observe(NodeId node, const std::shared_ptr<const std::string>& source, const KnobValues& knobs,
                std::optional<double> speedup, const std::string& mutation, bool live);
 
+  // A stored node of a loaded graph (live false), its knobs as the store
+  // keeps them (KnobSpace::KeyOfStored): no knob values are built.
+  void ObserveStored(NodeId node, const std::shared_ptr<const std::string>& source, std::string_view knobs_json,
+                     std::optional<double> speedup);
+
   struct Advice {
     KnobValues knobs;
     std::string mutation;  // "model (3.10x predicted): TILE 64->128"
@@ -83,6 +89,7 @@ class KnobAdvisor {
  private:
   struct Space;
   Space* SpaceOf(const std::string& source);  // nullptr: no knobs
+  Space* SpaceOf(const std::shared_ptr<const std::string>& source);  // by address after the first time
   void ObserveLocked(Space* space, NodeId node, const KnobValues& knobs, std::optional<double> speedup,
                      const std::string& mutation, bool live);
   // The unseen configurations `technique` would propose, best first (several,

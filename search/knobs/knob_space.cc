@@ -133,6 +133,53 @@ std::string KnobSpace::Key(const KnobValues& values) const {
   return key;
 }
 
+std::optional<std::string> KnobSpace::KeyOfStored(std::string_view text) const {
+  // {"NAME":"VALUE",...} as nlohmann writes it; a string with an escape is
+  // not read here (the caller decodes the JSON instead).
+  std::string key(2 * knobs_.size(), '\0');
+  std::size_t at = 0;
+  const auto skip_spaces = [&] {
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\n' || text[at] == '\t' || text[at] == '\r')) ++at;
+  };
+  const auto expect = [&](char c) {
+    skip_spaces();
+    if (at >= text.size() || text[at] != c) return false;
+    ++at;
+    return true;
+  };
+  const auto string = [&]() -> std::optional<std::string_view> {
+    if (!expect('"')) return std::nullopt;
+    const std::size_t end = text.find('"', at);
+    if (end == std::string_view::npos) return std::nullopt;
+    const std::string_view value = text.substr(at, end - at);
+    if (value.find('\\') != std::string_view::npos) return std::nullopt;
+    at = end + 1;
+    return value;
+  };
+  if (!expect('{')) return std::nullopt;
+  skip_spaces();
+  if (at < text.size() && text[at] == '}') return at + 1 == text.size() ? std::optional(key) : std::nullopt;
+  for (;;) {
+    const auto name = string();
+    if (!name || !expect(':')) return std::nullopt;
+    const auto value = string();
+    if (!value) return std::nullopt;
+    for (std::size_t k = 0; k < knobs_.size(); ++k) {
+      if (knobs_[k].name != *name) continue;
+      const auto& declared = knobs_[k].values;
+      const auto found = std::find(declared.begin(), declared.end(), *value);
+      const std::size_t index = found == declared.end() ? 0 : static_cast<std::size_t>(found - declared.begin());
+      key[2 * k] = static_cast<char>(index & 0xff);
+      key[2 * k + 1] = static_cast<char>((index >> 8) & 0xff);
+      break;
+    }
+    if (expect(',')) continue;
+    if (!expect('}')) return std::nullopt;
+    skip_spaces();
+    return at == text.size() ? std::optional(key) : std::nullopt;
+  }
+}
+
 namespace {
 
 std::size_t IndexAt(const std::string& key, std::size_t knob) {

@@ -9,7 +9,9 @@
 
 #include <cstddef>
 #include <random>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/candidate.h"
@@ -51,6 +53,10 @@ class KnobSpace {
   // configurations. FromKey inverts it; AppendFeatures reads features from it.
   std::string Key(const KnobValues& values) const;
   KnobValues FromKey(const std::string& key) const;
+  // The key of knob values as the store keeps them (a JSON object of
+  // strings, nodes.knobs_json) without building them: what a graph of a
+  // million nodes is read with. nullopt when the text is not such an object.
+  std::optional<std::string> KeyOfStored(std::string_view knobs_json) const;
   void AppendFeatures(const std::string& key, std::vector<float>& out) const;
   // Knobs whose values differ between two keys.
   static std::size_t Distance(const std::string& a, const std::string& b);

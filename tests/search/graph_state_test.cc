@@ -163,4 +163,55 @@ TEST_SUITE("search") {
     CHECK(state.graph().Node(a).speedup.value() == doctest::Approx(2.1));
     CHECK(f.Count("SELECT count(*) FROM measurements WHERE purpose = 'confirm'") == 3);
   }
+
+  TEST_CASE("a loaded graph reads a stored node's candidate, mutation and identity from the store when asked") {
+    Fixture f;
+    NodeId seed = 0, knobbed = 0, failed = 0, pending = 0;
+    const std::string knob_source = "// kestrel:knob T 1 2 4\nint k;";
+    {
+      GraphState first(*f.store, f.graph_id, f.run_id, f.host_id);
+      REQUIRE(Must(first.Load()).empty());
+      seed = Must(first.AddSeed(f.Node("seed")));
+      NodeRecord with_knobs = NewNodeRecord({knob_source, {{"T", "4"}}, "c++", {"-O2"}}, f.graph_id, f.run_id, "knob T 2->4");
+      knobbed = Must(first.AddChild(seed, with_knobs, EdgeKind::kDerive, true, {}));
+      failed = Must(first.AddChild(seed, NewNodeRecord({knob_source, {{"T", "2"}}, "c++", {"-O2"}}, f.graph_id, f.run_id,
+                                                       "knob T 1->2"),
+                                   EdgeKind::kDerive, true, {}));
+      pending = Must(first.AddChild(knobbed, f.Node("fix"), EdgeKind::kFix, false, {}));
+      Measurement measured;
+      measured.outcome = Outcome::kMeasured;
+      measured.speedup = 2.5;
+      REQUIRE(first.SetResult(knobbed, measured, {}, {}));
+      Measurement crashed;
+      crashed.outcome = Outcome::kCrashed;
+      REQUIRE(first.SetResult(failed, crashed, {}, {}));
+    }
+    GraphState state(*f.store, f.graph_id, f.run_id, f.host_id);
+    std::vector<std::pair<NodeId, std::optional<double>>> told;
+    const auto unfinished = Must(state.Load([&](const GraphState::StoredKnobs& node) {
+      CHECK(**node.source == knob_source);
+      told.emplace_back(node.node, node.speedup);
+    }));
+    CHECK(unfinished == std::vector<NodeId>{seed, pending});
+    // Only final nodes with knobs reach the advisor, with their result.
+    CHECK(told == std::vector<std::pair<NodeId, std::optional<double>>>{{knobbed, 2.5}, {failed, std::nullopt}});
+    const GraphNode& node = state.graph().Node(knobbed);
+    CHECK(node.status == NodeStatus::kMeasured);
+    CHECK(node.speedup == 2.5);
+    CHECK(state.graph().Parents(pending) == std::vector<NodeId>{knobbed});
+    const Candidate candidate = state.CandidateOf(knobbed);
+    CHECK(candidate.source == knob_source);
+    CHECK(candidate.knobs == KnobValues{{"T", "4"}});
+    CHECK(candidate.flags == std::vector<std::string>{"-O2"});
+    CHECK(state.MutationOf(knobbed) == "knob T 2->4");
+    CHECK(state.MutationOf(seed) == "m seed");
+    // Knob variants share one source string.
+    CHECK(state.SharedSourceOf(knobbed).get() == state.SharedSourceOf(failed).get());
+    CHECK(Must(state.FindByIdentity(candidate.Identity())) == knobbed);
+    CHECK(!Must(state.FindByIdentity(Candidate{"other", {}, "c++", {"-O2"}}.Identity())));
+    // A node added after the load is found too.
+    const NodeRecord later = f.Node("later");
+    const NodeId added = Must(state.AddChild(knobbed, later, EdgeKind::kDerive, true, {}));
+    CHECK(Must(state.FindByIdentity(later.identity)) == added);
+  }
 }

@@ -1,6 +1,8 @@
 // Store round trips on a real SQLite file: write, close, reopen, compare.
 #include <doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "store/store.h"
 #include "tests/store/store_fixture.h"
 #include "tests/testing.h"
@@ -216,6 +218,61 @@ TEST_SUITE("store") {
     copy.graph_id = fresh;
     CHECK(Must(store->AddNode(copy, std::nullopt)) != first);
     CHECK(store->GraphForTask(777, false).error().IsNotFound());
+  }
+
+  TEST_CASE("a graph's brief holds what LoadNodes and LoadEdges hold of it, and nothing of another graph") {
+    testing::TempDir dir;
+    auto store = Must(Store::Open(dir / "kestrel.db"));
+    const auto task = Must(store->UpsertTask(MakeTask("add")));
+    const auto graph = Must(store->GraphForTask(task, false));
+    const auto other = Must(store->GraphForTask(Must(store->UpsertTask(MakeTask("mul"))), false));
+    // The two graphs' nodes interleave, so the brief's id range holds nodes
+    // and edges of both; sources alternate, so the source index is exercised.
+    std::vector<std::int64_t> mine, theirs;
+    for (int i = 0; i < 12; ++i) {
+      const std::string source = i % 3 == 0 ? "int a;" : "int b;";
+      for (auto* ids : {&mine, &theirs}) {
+        const auto g = ids == &mine ? graph : other;
+        const std::optional<EdgeRecord> edge =
+            ids->empty() ? std::nullopt
+                         : std::optional(EdgeRecord{ids->at(static_cast<std::size_t>(i) / 2), 0,
+                                                    i % 4 == 1 ? EdgeKind::kFix : EdgeKind::kDerive, 0, "m", 0});
+        ids->push_back(Must(store->AddNode(MakeNode(g, 0, source, std::to_string(i)), edge)));
+      }
+    }
+    REQUIRE(store->AddEdge({mine[7], mine[2], EdgeKind::kDuplicate, 0, "dup", 0}));
+    REQUIRE(store->AddExpansion(mine[3]));
+    REQUIRE(store->AddExpansion(mine[3]));
+    REQUIRE(store->RecordMeasurement(mine[4], 0, Must(store->UpsertHost(MakeHost("h"))), MakeMeasured(3.5)));
+    REQUIRE(store->SetNodeStatus(mine[5], NodeStatus::kBuilt, "", ""));
+
+    const GraphBrief brief = Must(store->LoadGraphBrief(graph));
+    const auto nodes = Must(store->LoadNodes(graph));
+    REQUIRE(brief.nodes.size() == nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      CAPTURE(i);
+      const NodeBrief& node = brief.nodes[i];
+      CHECK(node.id == nodes[i].id);
+      CHECK(node.run_id == nodes[i].run_id);
+      CHECK(node.status == nodes[i].status);
+      CHECK(node.speedup == nodes[i].speedup);
+      CHECK(node.expansions == nodes[i].expansions);
+      CHECK(brief.source_hashes.at(node.source) == nodes[i].source_hash);
+      CHECK(nlohmann::json::parse(node.knobs_json) == nlohmann::json(nodes[i].knobs));
+    }
+    CHECK(brief.source_hashes.size() == 2);
+    CHECK(brief.nodes[3].expansions == 2);
+    CHECK(brief.nodes[4].speedup == 3.5);
+    const auto edges = Must(store->LoadEdges(graph));
+    REQUIRE(brief.edges.size() == edges.size());
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      CAPTURE(i);
+      CHECK(brief.edges[i].parent == edges[i].parent);
+      CHECK(brief.edges[i].child == edges[i].child);
+      CHECK(brief.edges[i].kind == edges[i].kind);
+    }
+    CHECK(brief.edges.back().kind == EdgeKind::kDuplicate);
+    CHECK(Must(store->LoadGraphBrief(Must(store->GraphForTask(task, true)))).nodes.empty());
   }
 
   TEST_CASE("sources are content-addressed") {
