@@ -23,8 +23,8 @@
 //     best_median_evals, best_reached: the same, to the best configuration
 //   BM_Select/STRATEGY/N         one selection (and the child it leads to) on
 //                                a random tree of N nodes, half measured
-//                                (N = 1e5; also 1e3 and 1e6 for graph-ucb,
-//                                model and portfolio);
+//                                (N = 1e5; also 1e3 and 1e6 for all but
+//                                islands, which still scans);
 //                                first_select_ms: the first, which fills caches
 //
 // After the benchmarks, markdown tables of the same figures on stdout.
@@ -549,11 +549,12 @@ int Main(int argc, char** argv) {
   for (const auto& strategy : Strategies()) {
     auto* select = benchmark::RegisterBenchmark(("BM_Select/" + strategy).c_str(),
                                                 [strategy](benchmark::State& state) { BM_Select(state, strategy); });
-    // The indexed strategies (graph-ucb and those built on it) also at 1e3
-    // and 1e6 nodes, to show their cost does not grow with the graph.
-    if (strategy == "graph-ucb" || strategy == "model" || strategy == "portfolio") select->Arg(1000);
+    // Every strategy but islands keeps its choice incrementally: also at 1e3
+    // and 1e6 nodes, to show the cost does not grow with the graph.
+    const bool flat = strategy != "islands";
+    if (flat) select->Arg(1000);
     select->Arg(100000);
-    if (strategy == "graph-ucb" || strategy == "model" || strategy == "portfolio") select->Arg(1000000);
+    if (flat) select->Arg(1000000);
     select->Unit(benchmark::kMicrosecond);
   }
   benchmark::RunSpecifiedBenchmarks();

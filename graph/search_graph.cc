@@ -252,6 +252,14 @@ const GraphNode& SearchGraph::NodeAt(std::size_t index) const {
   return impl_->nodes[index];
 }
 
+std::size_t SearchGraph::IndexOf(NodeId id) const { return impl_->VertexOf(id); }
+
+void SearchGraph::VisitRanked(const std::function<bool(NodeId)>& visit) const {
+  for (const RankKey& key : impl_->ranking) {
+    if (!visit(key.id)) return;
+  }
+}
+
 std::size_t SearchGraph::ChangeCount() const { return impl_->changes.size(); }
 NodeId SearchGraph::ChangedAt(std::size_t index) const {
   KESTREL_CHECK(index < impl_->changes.size(), "a change index past the journal");

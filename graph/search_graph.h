@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,11 @@ class SearchGraph {
   std::vector<NodeId> Nodes() const;
   // The node added `index`-th (insertion order; index < NodeCount()).
   const GraphNode& NodeAt(std::size_t index) const;
+  // The inverse: the insertion index of a node of the graph.
+  std::size_t IndexOf(NodeId id) const;
+  // The measured nodes best first (ties: lower id), as Best orders them,
+  // until `visit` returns false: a reader that skips some needs no count.
+  void VisitRanked(const std::function<bool(NodeId)>& visit) const;
   // A journal of changes to nodes already added, for readers that keep
   // derived state incrementally (search/strategies/ucb_index.h): each
   // SetResult, NoteExpansion and AddDerivation (the child) appends the

@@ -10,7 +10,6 @@
 //
 // The rng is not used: beam is deterministic given the graph.
 
-#include <algorithm>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -101,16 +100,16 @@ class Beam final : public Strategy {
 
   // Fixes the next generation's beam; false when nothing is expandable.
   bool StartGeneration(const SearchGraph& graph) {
-    std::vector<NodeId> nodes = Expandable(graph);
+    // The graph's ranking is this order already: the first W that are not
+    // exhausted, without listing every expandable node.
+    std::vector<NodeId> nodes;
+    graph.VisitRanked([&](NodeId id) {
+      if (!IsExhausted(id)) nodes.push_back(id);
+      return nodes.size() < static_cast<std::size_t>(width_);
+    });
     if (nodes.empty()) return false;
-    const auto better = [&graph](NodeId a, NodeId b) {
-      const double sa = *graph.Node(a).speedup, sb = *graph.Node(b).speedup;
-      return sa != sb ? sa > sb : a < b;
-    };
-    const std::size_t size = std::min(nodes.size(), static_cast<std::size_t>(width_));
-    std::partial_sort(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(size), nodes.end(), better);
-    members_.assign(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(size));
-    quota_.assign(size, keep_);
+    members_ = std::move(nodes);
+    quota_.assign(members_.size(), keep_);
     cursor_ = 0;
     ++generation_;
     return true;

@@ -354,6 +354,74 @@ TEST_SUITE("strategy: graph-ucb") {
     }
   }
 
+  TEST_CASE("random, greedy and beam choose as their full-scan definitions do, as the graph grows and changes") {
+    // Each strategy against its definition over every expandable node in
+    // insertion order (random: the k-th of them for the same draw; greedy:
+    // the first fastest; beam: the fastest W when a generation starts), on a
+    // search that adds measured and failed children, re-measures nodes and
+    // exhausts some, with a restored copy reading the graph at once.
+    for (const std::string name : {"random", "greedy", "beam"}) {
+      CAPTURE(name);
+      StrategyConfig config;
+      config.name = name;
+      config.beam_width = 3;
+      config.keep_factor = 2;
+      auto strategy = Make(config);
+      SearchGraph graph;
+      Add(graph, 1, NodeStatus::kMeasured, 1.0);
+      std::mt19937_64 world(11), rng(5), rng_scan(5);
+      std::uniform_real_distribution<double> factor(0.7, 1.4);
+      int generation = 0, generations = 0;  // beam
+      NodeId next = 2;
+      for (int step = 0; step < 300; ++step) {
+        const std::vector<NodeId> expandable = Measured(graph, *strategy);
+        const auto chosen = strategy->Select(graph, rng);
+        if (expandable.empty()) {
+          CHECK_FALSE(chosen.has_value());
+          break;
+        }
+        REQUIRE(chosen.has_value());
+        if (name == "random") {
+          std::uniform_int_distribution<std::size_t> pick(0, expandable.size() - 1);
+          CHECK(*chosen == expandable[pick(rng_scan)]);
+        } else if (name == "greedy") {
+          CHECK(*chosen == TopBySpeedup(graph, expandable, 1).front());
+        } else {
+          const nlohmann::json state = strategy->SaveState();
+          if (state.at("generation").get<int>() != generation) {  // it started from the graph as it is
+            generation = state.at("generation").get<int>();
+            CHECK(state.at("members").get<std::vector<NodeId>>() == TopBySpeedup(graph, expandable, 3));
+            ++generations;
+          }
+        }
+        if (step % 40 == 39 && name != "beam") {  // a restored strategy reads the graph at once
+          auto fresh = Make(config);
+          REQUIRE(fresh->RestoreState(strategy->SaveState()));
+          std::mt19937_64 a(9), b(9);
+          std::uniform_int_distribution<std::size_t> pick(0, expandable.size() - 1);
+          CHECK(fresh->Select(graph, a) ==
+                (name == "random" ? expandable[pick(b)] : TopBySpeedup(graph, expandable, 1).front()));
+        }
+        graph.NoteExpansion(*chosen);
+        const NodeId child = next++;
+        if (world() % 4 == 0) {
+          Add(graph, child, NodeStatus::kWrong);
+        } else {
+          Add(graph, child, NodeStatus::kMeasured, *graph.Node(*chosen).speedup * factor(world));
+        }
+        graph.AddDerivation(*chosen, child, EdgeKind::kDerive);
+        if (world() % 9 == 0) {  // a re-measured node's median moves
+          const NodeId again = 1 + static_cast<NodeId>(world() % static_cast<std::uint64_t>(child));
+          if (graph.Node(again).status == NodeStatus::kMeasured) {
+            graph.SetResult(again, NodeStatus::kMeasured, *graph.Node(again).speedup * factor(world));
+          }
+        }
+        if (world() % 7 == 0) strategy->MarkExhausted(*chosen);
+      }
+      if (name == "beam") CHECK(generations > 20);
+    }
+  }
+
   TEST_CASE("with subtree_weight 0 the two equally fast children tie") {
     const SearchGraph graph = LineageGraph();
     StrategyConfig config;
