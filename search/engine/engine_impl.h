@@ -205,7 +205,7 @@ class Engine::Impl {
   const SearchGraph& graph_;  // state_.graph(), for reading
   std::deque<NodeId> pending_;
   std::deque<WorkItem> fixes_;                  // fix items waiting for select
-  std::unordered_map<NodeId, int> made_by_;     // mutator index of nodes made by this run
+  std::unordered_map<NodeId, int> made_by_;     // mutator index of the nodes in flight a mutator made
   std::unordered_map<NodeId, int> fix_depth_;   // fix edges on the way to a node made by this run
   std::deque<std::string> recent_failures_;     // newest last, a few
   // Expansions in a row of a parent that were duplicates; at the limit the

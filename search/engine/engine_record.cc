@@ -143,6 +143,7 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) 
   const bool new_best = measured && JudgeLocked(message, round, notes.events);
   since_best_ = new_best ? 0 : since_best_ + 1;
   const std::size_t fixes_before = fixes_.size();
+  const auto failures_before = recent_failures_;
   MaybeQueueFix(job, measurement);
   // Before the state is saved: the portfolio's bandit learns from this result.
   ObserveLocked(job.node, measured ? std::optional<double>(measurement.speedup) : std::nullopt, true);
@@ -151,15 +152,17 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) 
     incumbent_ = incumbent_before;
     since_best_ = since_best_before;
     fixes_.resize(fixes_before);
+    recent_failures_ = failures_before;
     Fatal(done.error());
     return Route::kDone;
   }
+  made_by_.erase(job.node);  // only nodes in flight are kept (and saved): its fix, if any, is queued
   ++summary_.evaluations;
   ++summary_.outcomes[std::string(ToString(measurement.outcome))];
   if (new_best) {
     const double speedup = *graph_.Node(job.node).speedup;
     progress_.Event(fmt::format("kestrel: new best {:.2f}x: node {} ({})", speedup, job.node,
-                                graph_.Node(job.node).label));
+                                state_.LabelOf(job.node)));
     (void)store_.AddRunEvent(options_.run_id, "new_best",
                              nlohmann::json{{"node", job.node}, {"speedup", speedup}}.dump());
   }
@@ -171,7 +174,7 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) 
 void Engine::Impl::MaybeQueueFix(const Job& job, const Measurement& measurement) {
   const Outcome outcome = measurement.outcome;
   if (outcome == Outcome::kMeasured) return;
-  recent_failures_.push_back(fmt::format("{}: {} ({})", graph_.Node(job.node).mutation, ToString(outcome),
+  recent_failures_.push_back(fmt::format("{}: {} ({})", state_.MutationOf(job.node), ToString(outcome),
                                          engine::FirstLine(measurement.reason).substr(0, 160)));
   if (recent_failures_.size() > 5) recent_failures_.pop_front();
   if (outcome != Outcome::kBuildFailed && outcome != Outcome::kWrong && outcome != Outcome::kCrashed) return;
@@ -209,7 +212,7 @@ void Engine::Impl::Progress(const Job& job, const Measurement& measurement) {
   std::string left;
   if (snapshot.time_left_s) left = fmt::format("  {:.0f}s left", std::max(0.0, *snapshot.time_left_s));
   progress_.Result(fmt::format("[{:>5}] node {:<6} {:<40} best {:.2f}x  {}{}", summary_.evaluations, job.node,
-                               result.substr(0, 40), snapshot.best_speedup, graph_.Node(job.node).label, left),
+                               result.substr(0, 40), snapshot.best_speedup, state_.LabelOf(job.node), left),
                    snapshot);
 }
 

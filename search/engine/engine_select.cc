@@ -1,6 +1,9 @@
 // The engine's select side: the graph it starts from, the seeds, the choice of
 // the next work item, the budgets, and the state a resumed run continues from.
 
+#include <algorithm>
+#include <array>
+
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
@@ -77,10 +80,20 @@ std::string Engine::Impl::SaveStateLocked() const {
     const auto depth = fix_depth_.find(fix.node);
     fixes.push_back({{"node", fix.node}, {"mutator", fix.mutator}, {"depth", depth == fix_depth_.end() ? 0 : depth->second}});
   }
+  // The nodes in flight that a mutator made (a fix is asked of it if one
+  // fails), with their fix depth: node, mutator, depth; by node.
+  std::vector<std::array<std::int64_t, 3>> made;
+  for (const auto& [node, mutator] : made_by_) {
+    const auto depth = fix_depth_.find(node);
+    made.push_back({node, mutator, depth == fix_depth_.end() ? 0 : depth->second});
+  }
+  std::sort(made.begin(), made.end());
   nlohmann::json streaks = nlohmann::json::array();
   for (const auto& [node, count] : duplicate_streak_) streaks.push_back({node, count});
   return nlohmann::json{{"version", 1},
                         {"selections", selections_},
+                        {"recent_failures", recent_failures_},
+                        {"in_flight", made},
                         {"since_best", since_best_},
                         {"incumbent", incumbent_},
                         {"strategy", strategy_->SaveState()},
@@ -103,6 +116,21 @@ Status Engine::Impl::RestoreState() {
     }
     if (auto restored = strategy_->RestoreState(state.at("strategy")); !restored) {
       return Fail(restored.error().WithContext(where));
+    }
+    // What the LLM prompts list as failures to avoid: the run's latest, not
+    // only this session's (older saved states have none).
+    for (const nlohmann::json& failure : state.value("recent_failures", nlohmann::json::array())) {
+      recent_failures_.push_back(failure.get<std::string>());
+    }
+    for (const nlohmann::json& made : state.value("in_flight", nlohmann::json::array())) {
+      const NodeId node = made.at(0).get<NodeId>();
+      const int mutator = made.at(1).get<int>();
+      if (!graph_.Contains(node) || IsFinal(graph_.Node(node).status) || mutator < 0 ||
+          static_cast<std::size_t>(mutator) >= mutators_.size()) {
+        continue;
+      }
+      made_by_[node] = mutator;
+      if (const int depth = made.at(2).get<int>(); depth > 0) fix_depth_[node] = depth;
     }
     for (const nlohmann::json& streak : state.value("duplicate_streaks", nlohmann::json::array())) {
       duplicate_streak_[streak.at(0).get<NodeId>()] = streak.at(1).get<int>();

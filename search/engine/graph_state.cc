@@ -77,6 +77,11 @@ Result<std::optional<NodeId>> GraphState::FindByIdentity(const std::string& iden
   return store_.FindNode(graph_id_, identity);
 }
 
+std::string GraphState::LabelOf(NodeId node) {
+  const CandidateRef& ref = RefOf(node);
+  return ref.knobs.empty() ? ref.mutation : ToString(ref.knobs);
+}
+
 Candidate GraphState::CandidateOf(NodeId node) {
   const CandidateRef& ref = RefOf(node);
   return {*ref.source, ref.knobs, ref.toolchain, ref.flags};

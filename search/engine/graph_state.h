@@ -77,6 +77,8 @@ class GraphState {
   const KnobValues& KnobsOf(NodeId node) { return RefOf(node).knobs; }
   // How the node was made ("seed:seed.cpp", "knob UNROLL 2->4", ...).
   const std::string& MutationOf(NodeId node) { return RefOf(node).mutation; }
+  // Its short display label: its knob values, or its mutation.
+  std::string LabelOf(NodeId node);
   // The node of the graph with this candidate identity, if any.
   Result<std::optional<NodeId>> FindByIdentity(const std::string& identity);
 

@@ -26,6 +26,7 @@
 #include "cli_workspace.h"
 #include "testing.h"
 #include "tests/cli/corpus_provider.h"
+#include "tests/cli/marker_task.h"
 #include "tests/llm/routed_server.h"
 #include "tests/sqlite_peek.h"
 #include "tests/llm/scripted_server.h"
@@ -36,60 +37,13 @@ using testing::CorpusProvider;
 using testing::Exec;
 using testing::Process;
 using testing::Workspace;
+using testing::Number;
+using testing::Query;
+using testing::WritePropTask;
 
 namespace {
 
 constexpr char kKeyEnv[] = "KESTREL_LLM_PROPERTY_TEST_KEY";
-
-constexpr char kTask[] = R"({
-  "name": "prop",
-  "description": "y[i] = 2*x[i] + 1, judged by a harness that reads markers",
-  "language": "cpp",
-  "entry": "axpy",
-  "args": [
-    {"name": "x", "role": "input", "type": "f32", "shape": ["n"]},
-    {"name": "y", "role": "output", "type": "f32", "shape": ["n"]},
-    {"name": "n", "role": "dim"}
-  ],
-  "shapes": [{"n": 1000}],
-  "check_shapes": [{"n": 7}],
-  "tolerance": {"rtol": 1e-5, "atol": 1e-6},
-  "reference": "reference.cpp",
-  "seeds": ["seed.cpp"]
-})";
-
-constexpr char kReference[] = R"(// fake:reference
-#include <cstdint>
-void axpy(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;
-}
-)";
-
-constexpr char kBuild[] = R"(grep -q 'fake:broken' "$1" && { echo "kernel.cpp:2: error: 'broken' was not declared"; exit 1; }
-exit 0
-)";
-
-// Appends "sha256 knobs" to the log for each candidate it times (not the
-// reference), then answers wrong or measured with the marker's speedup.
-constexpr char kHarness[] = R"(src=$1; answer=$2; nonce=$3; knobs=$4; log=$5
-grep -q 'fake:reference' "$src" || echo "$(sha256sum < "$src" | cut -c1-64) $knobs" >> "$log"
-if grep -q 'fake:wrong' "$src"; then
-  printf '{"protocol":1,"nonce":"%s","outcome":"wrong","reason":"y[3] is 9, the reference has 7"}' "$nonce" > "$answer"
-  exit 0
-fi
-speed=$(sed -n 's/.*fake:speed \([0-9.]*\).*/\1/p' "$src" | head -n 1)
-c=$(awk "BEGIN { printf \"%.9f\", 0.001 / ${speed:-1} }")
-printf '{"protocol":1,"nonce":"%s","outcome":"measured","shapes":[{"shape":{"n":1000},"candidate_s":[%s,%s,%s],"reference_s":[0.001,0.001,0.001],"max_abs_error":0,"max_rel_error":0}]}' "$nonce" "$c" "$c" "$c" > "$answer"
-)";
-
-void WritePropTask(Workspace& workspace) {
-  const auto dir = workspace.tasks() / "prop";
-  testing::WriteFile(dir / "task.json", kTask);
-  testing::WriteFile(dir / "reference.cpp", kReference);
-  testing::WriteFile(dir / "seed.cpp", testing::kCorpusSeed);
-  testing::WriteFile(dir / "build.sh", kBuild);
-  testing::WriteFile(dir / "harness.sh", kHarness);
-}
 
 std::string WriteConfig(Workspace& workspace, const std::string& base_url, const std::string& wire,
                         std::uint64_t seed, int evaluations) {
@@ -117,32 +71,6 @@ std::string WriteConfig(Workspace& workspace, const std::string& base_url, const
   const auto path = workspace.path() / "run.json";
   testing::WriteFile(path, config.dump(2));
   return path.string();
-}
-
-// One SQL query's rows as strings, on a read-only connection.
-std::vector<std::vector<std::string>> Query(const Workspace& workspace, const std::string& sql) {
-  std::vector<std::vector<std::string>> rows;
-  if (!std::filesystem::exists(workspace.db())) return rows;
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(workspace.db().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt* statement = nullptr;
-  REQUIRE_MESSAGE(sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK, sql);
-  while (sqlite3_step(statement) == SQLITE_ROW) {
-    std::vector<std::string> row;
-    for (int i = 0; i < sqlite3_column_count(statement); ++i) {
-      const auto* text = sqlite3_column_text(statement, i);
-      row.push_back(text ? reinterpret_cast<const char*>(text) : "");
-    }
-    rows.push_back(std::move(row));
-  }
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
-  return rows;
-}
-
-std::int64_t Number(const Workspace& workspace, const std::string& sql) {
-  const auto rows = Query(workspace, sql);
-  return rows.empty() || rows[0].empty() || rows[0][0].empty() ? 0 : std::stoll(rows[0][0]);
 }
 
 // What the database holds of run 1, to compare with a session's summary.

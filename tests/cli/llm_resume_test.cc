@@ -1,0 +1,266 @@
+// Exact resume of an LLM search, on the real binary: a run SIGKILLed several
+// times (often while an LLM call is in flight) and resumed each time makes
+// the same selections, the same prompts and the same graph as the same run
+// left alone. The provider on loopback answers from the prompt alone (a new
+// kernel, no code, the parent's own code, a kernel that does not compile or
+// is wrong), and from how many times the same prompt was answered before and
+// recorded in the run's database (a model asked the same twice answers
+// differently, as one sampling at a temperature does; a call lost to a kill
+// was never recorded, so asking it again gets the same answer). So any
+// difference in what the engine asks shows as a different search; each
+// reply waits a little, so that kills land mid-call.
+
+#include <doctest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_workspace.h"
+#include "tests/cli/marker_task.h"
+#include "testing.h"
+
+using namespace kestrel;
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::Exec;
+using testing::Process;
+using testing::Query;
+using testing::Workspace;
+
+namespace {
+
+constexpr char kKeyEnv[] = "KESTREL_LLM_RESUME_TEST_KEY";
+
+// An OpenAI-compatible provider whose reply is a function of the prompt.
+class PromptProvider {
+ public:
+  explicit PromptProvider(const Workspace& workspace) : workspace_(workspace) {
+    server_.new_task_queue = [] { return new httplib::ThreadPool(4); };
+    server_.Post("/v1/chat/completions", [this](const httplib::Request& request, httplib::Response& response) {
+      const std::string prompt = Text(json::parse(request.body).at("messages"));
+      std::size_t answered = 0;
+      for (const auto& row : Query(workspace_, "SELECT prompt_json FROM llm_calls")) {
+        answered += Text(json::parse(row[0])) == prompt;
+      }
+      std::this_thread::sleep_for(60ms);
+      const std::string reply = Reply(prompt, std::hash<std::string>{}(prompt + "#" + std::to_string(answered)));
+      const json body = {{"choices", {{{"message", {{"role", "assistant"}, {"content", reply}}},
+                                       {"finish_reason", "stop"}}}},
+                         {"usage", {{"prompt_tokens", 800}, {"completion_tokens", 120}}}};
+      response.set_content(body.dump(), "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(1ms);
+  }
+  ~PromptProvider() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+
+ private:
+  // The messages' text, as the request and the stored prompt_json hold it.
+  static std::string Text(const json& messages) {
+    std::string text;
+    for (const auto& message : messages) text += message.at("content").get<std::string>() + "\n";
+    return text;
+  }
+
+  static std::string Reply(const std::string& prompt, std::size_t hash) {
+    const auto kernel = [&](const std::string& marker) {
+      return "```cpp\n// kestrel:knob U 1 2\n// " + marker + " variant " + std::to_string(hash % 100000) +
+             "\n#include <cstdint>\nvoid axpy(const float* x, float* y, int64_t n) {\n"
+             "  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;\n}\n```\n";
+    };
+    switch (hash % 10) {
+      case 0: case 1: return "I would unroll the loop by four and use AVX2.";  // no code: a decline
+      case 2: {  // the parent unchanged: a duplicate
+        const std::string heading = "## Current version (the parent)\n```cpp\n";
+        const auto start = prompt.find(heading);
+        if (start == std::string::npos) return "No.";
+        const auto begin = start + heading.size();
+        return "Already optimal:\n```cpp\n" + prompt.substr(begin, prompt.find("```\n", begin) - begin) + "```\n";
+      }
+      case 3: return kernel("fake:broken");
+      case 4: return kernel("fake:wrong");
+      default: return kernel("fake:speed " + std::to_string(10 + hash / 10 % 20).insert(1, "."));
+    }
+  }
+
+  const Workspace& workspace_;
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+std::string WriteConfig(Workspace& workspace, const std::string& base_url, const std::string& strategy,
+                        bool with_knobs) {
+  ::setenv(kKeyEnv, "sk-resume-test", 1);
+  ::setenv("NO_PROXY", "127.0.0.1", 1);
+  ::setenv("no_proxy", "127.0.0.1", 1);
+  json mutators = json::array();
+  mutators.push_back({{"kind", "llm"}, {"provider", "openai"}, {"model", "prompt-model"}, {"base_url", base_url},
+                      {"api_key_env", kKeyEnv}, {"timeout_s", 20}, {"max_tokens", 1000}, {"weight", 3}});
+  if (with_knobs) mutators.push_back({{"kind", "knob"}, {"weight", 1}});
+  const json config = {
+      {"task", "prop"},
+      {"strategy", {{"name", strategy}}},
+      {"mutators", mutators},
+      {"evaluator",
+       {{"kind", "command"},
+        {"build", {"bash", "{task_dir}/build.sh", "{source}"}},
+        {"run", {"bash", "{task_dir}/harness.sh", "{source}", "{answer}", "{nonce}", "{knobs}", "{task_dir}/timed.log"}},
+        {"min_time", 0},
+        {"min_samples", 3},
+        {"timeout_s", 20}}},
+      {"budget", {{"evaluations", 14}, {"time", "30s"}}},
+      {"parallel", {{"max_in_flight", 1}}},
+      {"confirm", {{"top", 0}, {"rounds", 0}}},
+      {"max_fix_rounds", 1},
+      {"seed", 7}};
+  const auto path = workspace.path() / "run.json";
+  testing::WriteFile(path, config.dump(2));
+  return path.string();
+}
+
+// What a search did, in order, as the database tells it: every LLM call
+// (its prompt, its reply, the node it made), every node (identity, status,
+// speedup, expansions), every edge (by identities) and every run event but
+// the sessions' own.
+std::vector<std::vector<std::string>> Trace(const Workspace& workspace) {
+  std::vector<std::vector<std::string>> trace;
+  const auto add = [&](const std::string& what, const std::string& sql) {
+    for (auto& row : Query(workspace, sql)) {
+      row.insert(row.begin(), what);
+      trace.push_back(std::move(row));
+    }
+  };
+  add("call", "SELECT c.prompt_json, c.response, coalesce(n.identity, '-') FROM llm_calls c "
+              "LEFT JOIN nodes n ON n.id = c.node_id ORDER BY c.id");
+  add("node", "SELECT identity, status, coalesce(speedup, '-'), expansions, mutation FROM nodes ORDER BY id");
+  add("edge", "SELECT p.identity, c.identity, e.kind, e.mutation FROM edges e JOIN nodes p ON p.id = e.parent_id "
+              "JOIN nodes c ON c.id = e.child_id ORDER BY e.id");
+  add("event", "SELECT kind, detail_json FROM run_events WHERE kind NOT IN ('start', 'stop', 'resume', 'calibration_failed') "
+               "ORDER BY id");
+  return trace;
+}
+
+// The run's results so far; 0 while the database has no schema yet (a
+// session killed that early).
+std::int64_t SearchResults(const Workspace& workspace) {
+  sqlite3* db = nullptr;
+  sqlite3_stmt* statement = nullptr;
+  std::int64_t count = 0;
+  if (sqlite3_open_v2(workspace.db().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "SELECT count(*) FROM measurements WHERE purpose = 'search'", -1, &statement, nullptr) ==
+          SQLITE_OK &&
+      sqlite3_step(statement) == SQLITE_ROW) {
+    count = sqlite3_column_int64(statement, 0);
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return count;
+}
+
+std::optional<Exec> WaitFor(const Process& process, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (auto done = Workspace::Poll(process)) return done;
+    if (std::chrono::steady_clock::now() >= end) return std::nullopt;
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("cli resume") {
+  TEST_CASE("an LLM search killed with SIGKILL and resumed makes the same selections as one left alone") {
+    struct Case {
+      std::string strategy;
+      bool with_knobs;
+    };
+    int duplicates = 0;
+    for (const Case& c : {Case{"graph-ucb", false}, Case{"model", true}}) {
+      CAPTURE(c.strategy);
+      Workspace alone, killed;
+      testing::WritePropTask(alone);
+      testing::WritePropTask(killed);
+      PromptProvider alone_provider(alone), killed_provider(killed);
+
+      const Exec whole = Workspace::Wait(alone.Spawn({"run", WriteConfig(alone, alone_provider.BaseUrl(), c.strategy, c.with_knobs),
+                                                      "--quiet", "--json"}));
+      INFO("uninterrupted: " << whole.err);
+      REQUIRE(whole.code == 0);
+      const auto expected = Trace(alone);
+      // Declines and duplicates happened, and fix rounds: the cases the
+      // expansion counts used to lose.
+      const auto count = [&](const std::string& what, const std::string& needle) {
+        return std::count_if(expected.begin(), expected.end(), [&](const auto& row) {
+          return row[0] == what && (row[1].find(needle) != std::string::npos || row[2].find(needle) != std::string::npos ||
+                                    (row.size() > 3 && row[3].find(needle) != std::string::npos));
+        });
+      };
+      CHECK(count("event", "mutator_declined") > 0);
+      CHECK(count("edge", "fix") > 0);
+      duplicates += json::parse(whole.out).at("duplicates").get<int>();
+
+      const std::string config = WriteConfig(killed, killed_provider.BaseUrl(), c.strategy, c.with_knobs);
+      int kills = 0;
+      for (int session = 0; session < 10; ++session) {
+        const bool started = !Query(killed, "SELECT id FROM runs").empty();
+        const Process process = started ? killed.Spawn({"resume", "--run", "1", "--quiet", "--json"})
+                                        : killed.Spawn({"run", config, "--quiet", "--json"});
+        if (kills < 4) {
+          // Kill once the run has 2, 5, 8 and 11 results (so that failures
+          // and fixes lie on both sides of a kill), a little later each
+          // time: mid-call, mid-build or between.
+          std::optional<Exec> ended;
+          const auto deadline = std::chrono::steady_clock::now() + 60s;
+          while (!(ended = Workspace::Poll(process)) && SearchResults(killed) < 2 + 3 * kills &&
+                 std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(5ms);
+          }
+          if (!ended) ended = WaitFor(process, std::chrono::milliseconds(40 * kills));
+          if (!ended) {
+            REQUIRE(::kill(process.pid, SIGKILL) == 0);
+            CHECK(Workspace::Wait(process).code == 128 + SIGKILL);
+            ++kills;
+            continue;
+          }
+          INFO("a session that ended by itself: " << ended->err);
+          REQUIRE(ended->code == 0);
+          break;
+        }
+        const Exec done = Workspace::Wait(process);
+        INFO("last session: " << done.err);
+        REQUIRE(done.code == 0);
+        break;
+      }
+      CHECK(kills >= 3);
+      const auto actual = Trace(killed);
+      CHECK(actual.size() == expected.size());
+      for (std::size_t i = 0; i < std::min(actual.size(), expected.size()); ++i) {
+        CAPTURE(i);
+        if (actual[i] != expected[i]) {
+          for (std::size_t j = 0; j < actual[i].size() && j < expected[i].size(); ++j) {
+            if (actual[i][j] != expected[i][j]) {
+              MESSAGE("column " << j << "\nresumed:  " << actual[i][j] << "\nexpected: " << expected[i][j]);
+            }
+          }
+        }
+        REQUIRE(actual[i] == expected[i]);
+      }
+    }
+    CHECK(duplicates > 0);
+  }
+}
