@@ -41,8 +41,15 @@ Status Engine::Impl::LoadGraph() {
   if (!unfinished) return Fail(unfinished.error());
   pending_.assign(unfinished->begin(), unfinished->end());
   // The best of earlier runs is the incumbent until a result beats it.
-  if (const auto best = graph_.Best(1); !best.empty()) incumbent_ = best[0];
+  if (const auto best = BestTimedLocked(1); !best.empty()) incumbent_ = best[0];
   return {};
+}
+
+std::vector<NodeId> Engine::Impl::BestTimedLocked(std::size_t k) const {
+  std::vector<NodeId> best = graph_.Best(k + state_.SameCodeCopies());
+  std::erase_if(best, [&](NodeId node) { return state_.IsSameCodeCopy(node); });
+  if (best.size() > k) best.resize(k);
+  return best;
 }
 
 void Engine::Impl::ObserveLocked(NodeId node, std::optional<double> speedup, bool live) {
