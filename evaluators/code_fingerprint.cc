@@ -106,6 +106,12 @@ std::string NormalizeInstruction(std::string_view text, const std::vector<Sectio
       out += target[1];
     } else if (section != nullptr) {
       out += " @" + section->name + "+" + Hex(*address - section->address);
+      // An exact symbol (a GOT slot's function, a named table) is named too:
+      // two slots at one offset may hold different functions.
+      if (target.size() > 1 && target[1].find('+') == std::string_view::npos) {
+        out += " ";
+        out += target[1];
+      }
     } else {
       out += " @?";  // outside every section: kept as it is
       out += target[0];

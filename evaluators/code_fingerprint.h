@@ -12,7 +12,8 @@
 //     symbol name: its instructions (mnemonic and operands) without
 //     addresses or raw bytes, no-op padding dropped, a branch or call target
 //     written as the symbol it names (`<name+0x12>`), a rip-relative
-//     operand as the section and offset it reaches (`.rodata+0x8`);
+//     operand as the section and offset it reaches (`.rodata+0x8`), with
+//     the symbol it names when it names one exactly (`.got+0x8 <expf@...>`);
 //   - the contents of the data sections (.rodata*, .data*, and .bss's size),
 //     so that code loading a different constant is different code.
 // A difference the normalization cannot see through (a reordered constant

@@ -139,6 +139,21 @@ Disassembly of section .text:
     std::string other = second;
     other.replace(other.find("9a99d93f"), 8, "0000803f");
     CHECK(NormalizeDisassembly(other) != text);
+    // A call through another GOT slot's function at the same offset is other code.
+    const std::string via_got = R"(Sections:
+Idx Name          Size      VMA               LMA               File off  Algn
+  9 .text         00000100  0000000000001100  0000000000001100  00001100  2**4
+ 20 .got          00000020  0000000000003fe0  0000000000003fe0  00002fe0  2**3
+
+Disassembly of section .text:
+
+0000000000001110 <alpha>:
+    1110:	call   *0x2eca(%rip)        # 3fe0 <expf@GLIBC_2.27>
+)";
+    std::string other_function = via_got;
+    other_function.replace(other_function.find("expf"), 4, "logf");
+    CHECK(NormalizeDisassembly(via_got) == "function alpha\ncall *(%rip) @.got+0x0 <expf@GLIBC_2.27>\n");
+    CHECK(NormalizeDisassembly(other_function) != NormalizeDisassembly(via_got));
     // Nothing of the kernel: no fingerprint.
     CHECK(NormalizeDisassembly("k.so:     file format elf64-x86-64\n").empty());
     CHECK(CodeFingerprint("/nonexistent/kernel.so").empty());
