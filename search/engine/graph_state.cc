@@ -42,8 +42,6 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
     // (each is a run event now) may hold one.
     if (edge.parent == edge.child) continue;
     graph_.AddDerivation(edge.parent, edge.child, edge.kind);
-  }
-  for (const GraphEdge& edge : graph_.Edges()) {
     if (edge.kind == EdgeKind::kSameCode) same_code_copies_.insert(edge.parent);
   }
   return unfinished;
