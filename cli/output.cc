@@ -129,6 +129,7 @@ nlohmann::json ToJson(const RunRecord& run) {
           {"started_at", FormatTimestamp(run.started_at)},
           {"finished_at", run.finished_at ? nlohmann::json(FormatTimestamp(run.finished_at)) : nlohmann::json()},
           {"evaluations", run.evaluations},
+          {"same_code", run.same_code},
           {"best_speedup", run.best_speedup ? nlohmann::json(*run.best_speedup) : nlohmann::json()}};
 }
 

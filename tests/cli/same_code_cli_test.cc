@@ -73,6 +73,7 @@ TEST_SUITE("cli same_code") {
     const json runs = ParseJson(workspace.Run({"runs", "--json"}));
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].at("evaluations") == 3);
+    CHECK(runs[0].at("same_code") == 3);
     const Exec text = workspace.Run({"run", "--task", "affine_inert", "--max-evals", "1", "--quiet"});
     CHECK(text.code == 0);  // nothing left: the space is exhausted
 

@@ -103,6 +103,7 @@ TEST_SUITE("store") {
     CHECK(Nodes(Must(w.store->Best(query))) == std::vector<std::int64_t>{twin});
     // The run's evaluations are its timed results (twin's three; the copy is none).
     CHECK(Must(w.store->GetRun(run)).evaluations == 3);
+    CHECK(Must(w.store->GetRun(run)).same_code == 1);
     CHECK(w.store->RecordSameCode(copy + 100, twin, run, w.alpha, copied).error().IsNotFound());
   }
 
