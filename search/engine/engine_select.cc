@@ -46,9 +46,12 @@ Status Engine::Impl::LoadGraph() {
 }
 
 std::vector<NodeId> Engine::Impl::BestTimedLocked(std::size_t k) const {
-  std::vector<NodeId> best = graph_.Best(k + state_.SameCodeCopies());
-  std::erase_if(best, [&](NodeId node) { return state_.IsSameCodeCopy(node); });
-  if (best.size() > k) best.resize(k);
+  std::vector<NodeId> best;
+  if (k == 0) return best;
+  graph_.VisitRanked([&](NodeId node) {
+    if (!state_.IsSameCodeCopy(node)) best.push_back(node);
+    return best.size() < k;
+  });
   return best;
 }
 

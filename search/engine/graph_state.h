@@ -108,7 +108,6 @@ class GraphState {
   // A node whose result is a copy of its twin's (a same_code edge from it):
   // never an independent confirmation, never the incumbent.
   bool IsSameCodeCopy(NodeId node) const { return same_code_copies_.count(node) > 0; }
-  std::size_t SameCodeCopies() const { return same_code_copies_.size(); }
   // The node's evaluation, with the confirmation round it led to; each
   // re-measured node's speedup becomes the median the store returns.
   Status SetResult(NodeId node, const Measurement& measurement, const ConfirmationRound& round, ChangeNotes notes);
