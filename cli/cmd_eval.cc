@@ -1,13 +1,20 @@
-// kestrel eval TASK FILE [--knob NAME=VALUE]... [--sweep]: compile, verify and
-// time one kernel file against the task, exactly as the search would; with
-// --sweep, every combination of its knob values with one evaluator.
+// kestrel eval TASK FILE [--knob NAME=VALUE]... [--sweep] [--fingerprints-only]:
+// compile, verify and time one kernel file against the task, exactly as the
+// search would; with --sweep, every combination of its knob values with one
+// evaluator; with --fingerprints-only, build them only and count the same code.
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
+#include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "evaluators/calibration.h"
@@ -29,6 +36,8 @@ struct EvalFlags {
   bool json = false;
   bool samples = false;
   bool sweep = false;
+  bool fingerprints_only = false;
+  int jobs = 2;
 };
 
 // The knob settings to evaluate: the one the --knob flags choose (the
@@ -66,6 +75,70 @@ Result<std::vector<KnobValues>> ChooseKnobs(const std::string& source, const std
   return space;
 }
 
+// --fingerprints-only: builds every configuration (`jobs` at a time) and
+// prints each one's code hash (BuildResult::code_hash) and the first earlier
+// configuration with the same code, then how many configurations an
+// exhaustive search would not time (the same_code edges it would make).
+void PrintFingerprints(Evaluator& evaluator, const Task& task, const EvalFlags& flags, const std::string& source,
+                       const std::vector<KnobValues>& space) {
+  std::vector<BuildResult> builds(space.size());
+  std::atomic<std::size_t> next{0};
+  {
+    std::vector<std::jthread> workers;
+    for (int worker = 0; worker < std::max(flags.jobs, 1); ++worker) {
+      workers.emplace_back([&] {
+        for (std::size_t i = next++; i < space.size(); i = next++) {
+          builds[i] = evaluator.Build({source, space[i], evaluator.Toolchain(), evaluator.Flags()});
+        }
+      });
+    }
+  }
+  std::map<std::string, std::size_t> first_with;  // code hash -> first configuration built to it
+  std::int64_t built = 0, unknown = 0, same_code = 0;
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    const BuildResult& build = builds[i];
+    built += build.ok;
+    unknown += build.ok && build.code_hash.empty();
+    std::optional<std::size_t> twin;
+    if (build.ok && !build.code_hash.empty()) {
+      const auto [at, added] = first_with.emplace(build.code_hash, i);
+      if (!added) twin = at->second;
+    }
+    same_code += twin.has_value();
+    if (flags.json) {
+      std::cout << nlohmann::json{{"task", task.name},
+                                  {"file", flags.file},
+                                  {"knobs", space[i]},
+                                  {"built", build.ok},
+                                  {"code_hash", build.code_hash},
+                                  {"same_code_as", twin ? nlohmann::json(space[*twin]) : nlohmann::json()}}
+                       .dump()
+                << std::endl;
+    } else {
+      std::cout << fmt::format("{:<60} {}{}\n", ToString(space[i]),
+                               !build.ok ? "build failed" : build.code_hash.empty() ? "unknown" : build.code_hash.substr(0, 16),
+                               twin ? "  same code as " + ToString(space[*twin]) : "");
+    }
+  }
+  const auto distinct = static_cast<std::int64_t>(first_with.size());
+  if (flags.json) {
+    std::cout << nlohmann::json{{"task", task.name},
+                                {"file", flags.file},
+                                {"summary", true},
+                                {"configurations", space.size()},
+                                {"built", built},
+                                {"unknown", unknown},
+                                {"distinct_codes", distinct},
+                                {"same_code", same_code}}
+                     .dump()
+              << std::endl;
+  } else {
+    std::cout << fmt::format("{} configurations, {} built, {} distinct codes ({} without a fingerprint): same_code "
+                             "saves {} evaluations of an exhaustive search\n",
+                             space.size(), built, distinct, unknown, same_code);
+  }
+}
+
 }  // namespace
 
 void AddEvalCommand(CLI::App& app, Cli& cli) {
@@ -81,6 +154,9 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
   eval->add_flag("--sweep", flags->sweep,
                  "evaluate every combination of the file's knob values (a --knob fixes one) with one evaluator, "
                  "printing one --json document per line");
+  eval->add_flag("--fingerprints-only", flags->fingerprints_only,
+                 "build only, and print each configuration's code hash and which earlier one has the same code");
+  eval->add_option("--jobs", flags->jobs, "with --fingerprints-only: builds at once (default 2)")->check(CLI::PositiveNumber);
   eval->callback([flags, &cli] {
     auto task = FindTask(flags->task, cli.TaskDirs(), &std::cerr);
     if (!task) return (void)cli.Report(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
@@ -98,6 +174,11 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
     if (flags->min_time >= 0) config.evaluator.measure.min_time_s = flags->min_time;
     auto evaluator = MakeEvaluator(*task, config.evaluator, config.seed, {}, config.executor);
     if (!evaluator) return (void)cli.Report(evaluator.error());
+    if (flags->fingerprints_only) {
+      PrintFingerprints(**evaluator, *task, *flags, text.str(), *space);
+      cli.exit_code = kExitOk;
+      return;
+    }
     // The host's roofline: from the database when it has one (measured and
     // kept there otherwise); without a database, from the user's cache.
     if (std::filesystem::exists(cli.db)) {

@@ -2,7 +2,10 @@
 // mutation and speedup of each step.
 
 #include <iostream>
+#include <map>
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "cli/cli.h"
 #include "cli/output.h"
@@ -24,6 +27,10 @@ void AddLineageCommand(CLI::App& app, Cli& cli) {
     auto loaded = LoadSearchGraph(**store, node->graph_id);
     if (!loaded) return (void)cli.Report(loaded.error());
     const SearchGraph& graph = loaded->graph;
+    std::map<NodeId, NodeId> twins;  // same_code edges: copy -> the node it is the same code as
+    for (const GraphEdge& edge : graph.Edges()) {
+      if (edge.kind == EdgeKind::kSameCode) twins[edge.parent] = edge.child;
+    }
     nlohmann::json steps = nlohmann::json::array();
     Table table({"step", "node", "status", "speedup", "mutation"});
     int step = 0;
@@ -33,9 +40,11 @@ void AddLineageCommand(CLI::App& app, Cli& cli) {
                        {"status", ToString(entry.status)},
                        {"speedup", entry.speedup ? nlohmann::json(*entry.speedup) : nlohmann::json()},
                        {"mutation", entry.mutation},
-                       {"label", entry.label}});
+                       {"label", entry.label},
+                       {"same_code_as", twins.count(id) != 0 ? nlohmann::json(twins.at(id)) : nlohmann::json()}});
+      const std::string twin = twins.count(id) != 0 ? fmt::format("  (same code as node {}: not timed)", twins.at(id)) : "";
       table.Add({std::to_string(step++), std::to_string(id), std::string(ToString(entry.status)),
-                 entry.speedup ? FormatSpeedup(*entry.speedup) : "-", entry.mutation});
+                 entry.speedup ? FormatSpeedup(*entry.speedup) : "-", entry.mutation + twin});
     }
     if (*json) {
       std::cout << steps.dump(2) << "\n";

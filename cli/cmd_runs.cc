@@ -1,4 +1,5 @@
-// kestrel runs [--json]: id, task, status, started, evaluations, best speedup.
+// kestrel runs [--json]: id, task, status, started, evaluations, the
+// candidates not timed because their code was a measured node's, best speedup.
 
 #include <iostream>
 #include <memory>
@@ -23,10 +24,10 @@ void AddRunsCommand(CLI::App& app, Cli& cli) {
       std::cout << document.dump(2) << "\n";
       return;
     }
-    Table table({"run", "task", "status", "stop", "started", "evals", "best"});
+    Table table({"run", "task", "status", "stop", "started", "evals", "same code", "best"});
     for (const RunRecord& run : *list) {
       table.Add({std::to_string(run.id), run.task_name, std::string(ToString(run.status)), run.stop_reason.empty() ? "-" : run.stop_reason,
-                 FormatTimestamp(run.started_at), std::to_string(run.evaluations),
+                 FormatTimestamp(run.started_at), std::to_string(run.evaluations), std::to_string(run.same_code),
                  run.best_speedup ? FormatSpeedup(*run.best_speedup) : "-"});
     }
     table.Print(std::cout);

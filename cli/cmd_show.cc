@@ -2,8 +2,10 @@
 // measurements, compiler log, its place in the graph; with --prompt, the LLM
 // exchange (prompt and reply of each call) that produced it.
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -78,13 +80,29 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
     auto llm_calls = (*store)->LlmCallsForNode(node->id);
     if (!llm_calls) return (void)cli.Report(llm_calls.error());
     if (*prompt && !*json) return PrintExchange(std::cout, *node, *llm_calls);
-    const auto parents = loaded->graph.Parents(node->id);
-    const auto children = loaded->graph.Children(node->id);
+    // same_code edges (copy -> twin) are not derivations: shown apart.
+    std::optional<NodeId> same_code_as;
+    std::vector<NodeId> same_code_copies;
+    for (const GraphEdge& edge : loaded->graph.Edges()) {
+      if (edge.kind != EdgeKind::kSameCode) continue;
+      if (edge.parent == node->id) same_code_as = edge.child;
+      if (edge.child == node->id) same_code_copies.push_back(edge.parent);
+    }
+    const auto not_same_code = [&](std::vector<NodeId> ids) {
+      std::erase_if(ids, [&](NodeId id) {
+        return id == same_code_as || std::find(same_code_copies.begin(), same_code_copies.end(), id) != same_code_copies.end();
+      });
+      return ids;
+    };
+    const auto parents = not_same_code(loaded->graph.Parents(node->id));
+    const auto children = not_same_code(loaded->graph.Children(node->id));
 
     if (*json) {
       nlohmann::json document = ToJson(*node, true);
       document["parents"] = parents;
       document["children"] = children;
+      document["same_code_as"] = same_code_as ? nlohmann::json(*same_code_as) : nlohmann::json();
+      document["same_code_copies"] = same_code_copies;
       document["measurements"] = nlohmann::json::array();
       for (const auto& record : *measurements) {
         nlohmann::json entry = ToJson(record.measurement, true);
@@ -131,12 +149,16 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
     fields.Add({"run", fmt::format("{} (graph {}), created {}", node->run_id, node->graph_id,
                                    FormatTimestamp(node->created_at))});
     fields.Add({"children", JoinIds(children)});
+    if (same_code_as) fields.Add({"same code as", fmt::format("node {} (not timed: its result is a copy)", *same_code_as)});
+    if (!same_code_copies.empty()) fields.Add({"same code in", JoinIds(same_code_copies) + " (not timed)"});
     if (!node->reason.empty()) fields.Add({"reason", node->reason});
     fields.Print(std::cout);
     for (const auto& record : *measurements) {
       std::cout << fmt::format("\nmeasurement {} (run {}, host {}, {}{}):\n", record.id, record.run_id,
                                record.host_id, FormatTimestamp(record.created_at),
-                               record.purpose == "confirm" ? ", a confirmation re-measurement" : "");
+                               record.purpose == "confirm"     ? ", a confirmation re-measurement"
+                               : record.purpose == "same_code" ? ", copied from its twin: the same code, not timed"
+                                                               : "");
       PrintMeasurement(std::cout, record.measurement);
     }
     for (const auto& call : *llm_calls) {

@@ -129,6 +129,7 @@ nlohmann::json ToJson(const RunRecord& run) {
           {"started_at", FormatTimestamp(run.started_at)},
           {"finished_at", run.finished_at ? nlohmann::json(FormatTimestamp(run.finished_at)) : nlohmann::json()},
           {"evaluations", run.evaluations},
+          {"same_code", run.same_code},
           {"best_speedup", run.best_speedup ? nlohmann::json(*run.best_speedup) : nlohmann::json()}};
 }
 
@@ -250,6 +251,7 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
     out << nlohmann::json{{"run", summary.run_id},
                                 {"evaluations", summary.evaluations},
                                 {"duplicates", summary.duplicates},
+                                {"same_code", summary.same_code},
                                 {"outcomes", summary.outcomes},
                                 {"best_node", summary.best_node ? nlohmann::json(*summary.best_node) : nlohmann::json()},
                                 {"best_speedup", summary.best_speedup},
@@ -265,6 +267,10 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
                      StopReasonText(summary.stop_reason));
   out << fmt::format("{} evaluations ({}), {} duplicate proposals skipped\n", summary.evaluations,
                      outcomes.empty() ? std::string("none") : outcomes.substr(1), summary.duplicates);
+  if (summary.same_code > 0) {
+    out << fmt::format("{} candidates were the same code as a measured node: not timed (same_code edges)\n",
+                       summary.same_code);
+  }
   if (summary.best_node) {
     out << fmt::format("best: node {} at {} (kestrel show {}; kestrel export {})\n", *summary.best_node,
                              FormatSpeedup(summary.best_speedup), *summary.best_node, *summary.best_node);

@@ -5,10 +5,11 @@
 namespace kestrel {
 namespace {
 
-constexpr EnumNames<EdgeKind, 3> kEdgeKindNames{{
+constexpr EnumNames<EdgeKind, 4> kEdgeKindNames{{
     {EdgeKind::kDerive, "derive"},
     {EdgeKind::kFix, "fix"},
     {EdgeKind::kDuplicate, "duplicate"},
+    {EdgeKind::kSameCode, "same_code"},
 }};
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "evaluators/calibration.h"
 #include "evaluators/compare.h"
+#include "evaluators/code_fingerprint.h"
 #include "evaluators/compiler.h"
 #include "evaluators/judge.h"
 #include "evaluators/shim.h"
@@ -190,7 +191,12 @@ Status CpuEvaluator::PrepareBaseline() {
 
 BuildResult CpuEvaluator::Build(const Candidate& candidate) {
   const std::string identity = candidate.Identity();
-  return builds_.Get(identity, [&] { return BuildIn(candidate, work_dir_ / "builds" / identity); });
+  return builds_.Get(identity, [&] {
+    BuildResult build = BuildIn(candidate, work_dir_ / "builds" / identity);
+    // In the compile stage, off the measurement's path; kept by the cache with the build.
+    if (build.ok) build.code_hash = CodeFingerprint(build.library);
+    return build;
+  });
 }
 
 BuildResult CpuEvaluator::BuildIn(const Candidate& candidate, const std::filesystem::path& dir,

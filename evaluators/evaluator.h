@@ -31,6 +31,10 @@ struct BuildResult {
   std::filesystem::path library;  // the shared object, when ok
   std::string log;                // compiler output (trimmed to the first errors when !ok)
   double seconds = 0.0;
+  // The built code's fingerprint (code_fingerprint.h): hex SHA-256, equal
+  // for two builds of the same code; "" when unknown (the evaluator cannot
+  // tell, or it failed to). Never a reason for a build to fail.
+  std::string code_hash;
 };
 
 class Evaluator {

@@ -158,6 +158,7 @@ std::string EdgeAttributes(EdgeKind kind) {
     case EdgeKind::kDerive: return "";
     case EdgeKind::kFix: return " [style=dashed]";
     case EdgeKind::kDuplicate: return " [style=dotted]";
+    case EdgeKind::kSameCode: return " [style=dotted, label=\"same code\"]";
   }
   return "";
 }

@@ -195,7 +195,7 @@ std::vector<NodeId> SearchGraph::Parents(NodeId id) const {
 std::optional<NodeId> SearchGraph::FirstParent(NodeId id) const {
   const Graph& graph = impl_->graph;
   auto [edge, last] = boost::in_edges(impl_->VertexOf(id), graph);
-  while (edge != last && graph[*edge].kind == EdgeKind::kDuplicate) ++edge;
+  while (edge != last && !MadeChild(graph[*edge].kind)) ++edge;
   if (edge == last) return std::nullopt;
   return impl_->nodes[boost::source(*edge, graph)].id;
 }
@@ -210,9 +210,9 @@ std::vector<NodeId> SearchGraph::Lineage(NodeId id) const {
     // A path longer than the graph has nodes has gone round a cycle.
     KESTREL_CHECK(path.size() <= vertex_count, Describe("first parents form a cycle", id).c_str());
     // The oldest derivation (in-edges keep insertion order); "duplicate"
-    // edges record a re-proposal of an existing node, not its origin.
+    // and "same_code" edges point at an existing node, not at its origin.
     auto [edge, last] = boost::in_edges(vertex, graph);
-    while (edge != last && graph[*edge].kind == EdgeKind::kDuplicate) ++edge;
+    while (edge != last && !MadeChild(graph[*edge].kind)) ++edge;
     if (edge == last) break;  // a root
     vertex = boost::source(*edge, graph);
   }

@@ -65,8 +65,9 @@ class SearchGraph {
   std::vector<NodeId> Children(NodeId id) const;
   std::vector<NodeId> Parents(NodeId id) const;
   // The path from a root (a node without parents) to `id`, root first,
-  // following each node's first (oldest) parent; "duplicate" edges are not
-  // followed (they record a re-proposal, not where a node came from).
+  // following each node's first (oldest) parent; "duplicate" and
+  // "same_code" edges are not followed (they point at an existing node, not
+  // at where a node came from).
   std::vector<NodeId> Lineage(NodeId id) const;
   // The next step of Lineage: the node's oldest parent along a derive or fix
   // edge; nullopt for a root.

@@ -40,6 +40,7 @@ struct RunRecord {
   std::int64_t evaluations = 0;               // evaluations this run recorded (re-measurements not counted)
   std::optional<double> best_speedup;         // highest speedup (median) of the nodes this run measured, unstable ones aside
   double llm_usd = 0.0;                       // cost of this run's LLM calls
+  std::int64_t same_code = 0;                 // nodes it did not time: the same code as a measured node (same_code edges)
 };
 
 // Something that happened to a run: "start", "stop", "new_best", ...

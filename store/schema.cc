@@ -217,9 +217,17 @@ UPDATE nodes SET expansions = (SELECT count(*) FROM edges e
                                WHERE e.parent_id = nodes.id AND e.kind != 'duplicate' AND e.child_id != e.parent_id);
 )sql";
 
+// v5: each node's code fingerprint (BuildResult::code_hash; NULL when
+// unknown), looked up per graph to find an already measured node with the
+// same code (the `same_code` edge).
+constexpr std::string_view kSchemaV5 = R"sql(
+ALTER TABLE nodes ADD COLUMN code_hash TEXT;
+CREATE INDEX nodes_by_code ON nodes(graph_id, code_hash);
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 4> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
+constexpr std::array<std::string_view, 5> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

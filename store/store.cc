@@ -24,7 +24,8 @@ SELECT r.id, r.task_id, t.name, r.graph_id, r.host_id, r.config_json, r.status, 
           AND coalesce((SELECT c.verdict FROM confirmations c WHERE c.node_id = n.id ORDER BY c.id DESC LIMIT 1),
                        '') <> 'unstable'),
        r.state_json,
-       (SELECT total(c.cost_usd) FROM llm_calls c WHERE c.run_id = r.id)
+       (SELECT total(c.cost_usd) FROM llm_calls c WHERE c.run_id = r.id),
+       (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.purpose = 'same_code')
 FROM runs r JOIN tasks t ON t.id = r.task_id
 )sql";
 
@@ -49,6 +50,7 @@ Result<RunRecord> ReadRun(const store::Statement& row) {
   run.best_speedup = row.OptionalDouble(11);
   run.state_json = row.Text(12);
   run.llm_usd = row.Double(13);
+  run.same_code = row.Int(14);
   return run;
 }
 

@@ -29,7 +29,7 @@ struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 class Store {
  public:
@@ -129,6 +129,25 @@ class Store {
   Result<std::map<std::int64_t, double>> RecordConfirmation(
       std::int64_t run_id, std::int64_t host_id, const std::vector<ConfirmationRecord>& confirmations,
       const std::vector<std::pair<std::int64_t, Measurement>>& measurements);
+  // --- same code (store_same_code.cc) ---------------------------------------------
+  // The node's code fingerprint (BuildResult::code_hash; "" stores NULL:
+  // unknown). NotFound for an unknown node.
+  Status SetCodeHash(std::int64_t node_id, const std::string& code_hash);
+  // The node's code fingerprint; "" when unknown. NotFound for an unknown node.
+  Result<std::string> CodeHash(std::int64_t node_id);
+  // The twin a node built with `code_hash` need not be timed against: the
+  // lowest-id node of the graph, other than `node_id`, with that code hash,
+  // status measured, and a timed measured result (purpose 'search') taken on
+  // `host_id`; nullopt when there is none (or code_hash is empty).
+  Result<std::optional<std::int64_t>> FindSameCode(std::int64_t graph_id, const std::string& code_hash,
+                                                   std::int64_t host_id, std::int64_t node_id);
+  // One transaction: `measurement` (the twin's result, copied) stored for
+  // node_id with purpose 'same_code' (it counts for no evaluation budget,
+  // Best does not rank it, a run's evaluations do not count it), the node's
+  // status, reason and speedup as RecordMeasurement sets them, and the edge
+  // node_id -> twin_id of kind same_code. NotFound for an unknown node.
+  Result<std::int64_t> RecordSameCode(std::int64_t node_id, std::int64_t twin_id, std::int64_t run_id,
+                                      std::int64_t host_id, const Measurement& measurement);
   // With source text. NotFound for an unknown node.
   Result<NodeRecord> GetNode(std::int64_t node_id);
   // Every node of the graph without source text, in id order.

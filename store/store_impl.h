@@ -48,4 +48,16 @@ class Store::Impl {
   store::StatementCache statements_;
 };
 
+namespace store {
+
+// Inserts a measurement and its shapes with `purpose` ("search", "confirm",
+// "same_code") inside the caller's transaction (store_nodes.cc).
+Result<std::int64_t> InsertMeasurement(Store::Impl& impl, std::string_view operation, std::int64_t node_id,
+                                       std::int64_t run_id, std::int64_t host_id, const Measurement& measurement,
+                                       std::string_view purpose, std::int64_t now);
+// The node's status, reason, log and (when measured) speedup after `measurement`.
+Status UpdateNodeResult(Store::Impl& impl, std::string_view operation, std::int64_t node_id,
+                        const Measurement& measurement, std::int64_t now);
+
+}  // namespace store
 }  // namespace kestrel

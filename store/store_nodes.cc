@@ -203,9 +203,8 @@ Status Store::SetNodeStatus(std::int64_t node_id, NodeStatus status, const std::
 
 // --- measurements ---------------------------------------------------------------------
 
-namespace {
+namespace store {
 
-// Inserts a measurement and its shapes (inside the caller's transaction).
 Result<std::int64_t> InsertMeasurement(Store::Impl& impl, std::string_view kOp, std::int64_t node_id,
                                        std::int64_t run_id, std::int64_t host_id, const Measurement& measurement,
                                        std::string_view purpose, std::int64_t now) {
@@ -250,26 +249,32 @@ Result<std::int64_t> InsertMeasurement(Store::Impl& impl, std::string_view kOp, 
   return id;
 }
 
-}  // namespace
-
-Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t run_id, std::int64_t host_id,
-                                              const Measurement& measurement) {
-  constexpr std::string_view kOp = "RecordMeasurement";
-  const std::int64_t now = NowMillis();
+Status UpdateNodeResult(Store::Impl& impl, std::string_view kOp, std::int64_t node_id,
+                        const Measurement& measurement, std::int64_t now) {
   const bool measured = measurement.outcome == Outcome::kMeasured;
-  auto transaction = impl_->BeginWrite(kOp);
-  if (!transaction) return Fail(transaction.error());
-  auto id = InsertMeasurement(*impl_, kOp, node_id, run_id, host_id, measurement, "search", now);
-  if (!id) return Fail(id.error());
-  auto update = impl_->Prepare(kOp, R"sql(
+  auto update = impl.Prepare(kOp, R"sql(
     UPDATE nodes SET status = ?2, reason = ?3, log = ?4, speedup = CASE WHEN ?5 THEN ?6 ELSE speedup END,
                      updated_at = ?7
     WHERE id = ?1)sql");
   if (!update) return Fail(update.error());
   (*update)->Bind(1, node_id).Bind(2, ToString(StatusOf(measurement.outcome))).Bind(3, measurement.reason);
   (*update)->Bind(4, measurement.log).Bind(5, measured ? 1 : 0).Bind(6, measurement.speedup).Bind(7, now);
-  if (auto done = (*update)->Run(); !done) return Fail(done.error());
-  if (impl_->Changes() == 0) return Fail(Error::NotFound("DB: RecordMeasurement: no node " + std::to_string(node_id)));
+  if (auto done = (*update)->Run(); !done) return done;
+  if (impl.Changes() == 0) return Fail(Error::NotFound("DB: " + std::string(kOp) + ": no node " + std::to_string(node_id)));
+  return {};
+}
+
+}  // namespace store
+
+Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t run_id, std::int64_t host_id,
+                                              const Measurement& measurement) {
+  constexpr std::string_view kOp = "RecordMeasurement";
+  const std::int64_t now = NowMillis();
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  auto id = store::InsertMeasurement(*impl_, kOp, node_id, run_id, host_id, measurement, "search", now);
+  if (!id) return Fail(id.error());
+  if (auto done = store::UpdateNodeResult(*impl_, kOp, node_id, measurement, now); !done) return Fail(done.error());
   if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
   return id;
 }
@@ -283,7 +288,7 @@ Result<std::map<std::int64_t, double>> Store::RecordConfirmation(
   if (!transaction) return Fail(transaction.error());
   std::set<std::int64_t> nodes;
   for (const auto& [node_id, measurement] : measurements) {
-    auto id = InsertMeasurement(*impl_, kOp, node_id, run_id, host_id, measurement, "confirm", now);
+    auto id = store::InsertMeasurement(*impl_, kOp, node_id, run_id, host_id, measurement, "confirm", now);
     if (!id) return Fail(id.error());
     nodes.insert(node_id);
   }
@@ -527,7 +532,7 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
       JOIN nodes n ON n.id = m.node_id
       JOIN graphs g ON g.id = n.graph_id
       JOIN tasks t ON t.id = g.task_id
-      WHERE m.outcome = 'measured'
+      WHERE m.outcome = 'measured' AND m.purpose <> 'same_code'
         AND (?1 IS NULL OR t.name = ?1)
         AND (?2 IS NULL OR m.run_id = ?2)
         AND (?3 IS NULL OR m.host_id IN (SELECT id FROM hosts WHERE name = ?3))),

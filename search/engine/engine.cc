@@ -126,7 +126,8 @@ Result<RunSummary> Engine::Impl::Run() {
   (void)store_.AddRunEvent(options_.run_id, "stop",
                            engine::EventJson({{"reason", reason},
                                                              {"evaluations", summary_.evaluations},
-                                                             {"duplicates", summary_.duplicates}}));
+                                                             {"duplicates", summary_.duplicates},
+                                                             {"same_code", summary_.same_code}}));
   if (auto finished = store_.FinishRun(options_.run_id, status, reason); !finished) {
     return Fail(finished.error());
   }

@@ -71,6 +71,9 @@ struct RunSummary {
   std::int64_t run_id = 0;
   std::int64_t evaluations = 0;  // results recorded by this run
   std::int64_t duplicates = 0;   // proposals that were already in the graph
+  // Built nodes that were the same code as a node measured on this host:
+  // not timed (the evaluations the same_code edge saved), not in `evaluations`.
+  std::int64_t same_code = 0;
   std::map<std::string, std::int64_t> outcomes;
   std::optional<NodeId> best_node;  // best measured node of the graph
   double best_speedup = 0.0;

@@ -113,7 +113,8 @@ void Engine::Impl::FinalConfirmation() {
       if (config_.confirm.top <= 0 || config_.confirm.rounds <= 0) return;
       if (stop_reason_ && (stop_reason_->kind == StopKind::kSignal || stop_reason_->kind == StopKind::kError)) return;
       if (summary_.evaluations == 0) return;  // nothing new since the last confirmation
-      std::vector<NodeId> top = graph_.Best(static_cast<std::size_t>(config_.confirm.top) + unstable.size());
+      // Same-code copies are not re-measured: their code is their twin's, timed as itself.
+      std::vector<NodeId> top = BestTimedLocked(static_cast<std::size_t>(config_.confirm.top) + unstable.size());
       if (pass == 0 && incumbent_ != 0 && std::find(top.begin(), top.end(), incumbent_) == top.end()) {
         top.push_back(incumbent_);
       }

@@ -166,6 +166,10 @@ class Engine::Impl {
   Route RecordLocked(engine::Built& message, Job& out);
   Route RecordLocked(engine::Measured& message, Job& out);
   void RecordDuplicate(engine::Proposed& message, NodeId existing);
+  // A built node whose code is `twin`'s: not measured, the twin's result copied.
+  void RecordSameCodeLocked(const Job& job, NodeId twin);
+  // The k best measured nodes that were timed (same-code copies aside).
+  std::vector<NodeId> BestTimedLocked(std::size_t k) const;
   // The notes a change of a mutate message carries: its LLM calls, the
   // mutators that stopped, and the run's state after the change.
   engine::ChangeNotes MutateNotes(engine::MutatorReport& report);
@@ -186,7 +190,7 @@ class Engine::Impl {
   void Fatal(const Error& error);
   Job JobFor(NodeId node);
   ProgressSnapshot SnapshotLocked() const;
-  void Progress(const Job& job, const Measurement& measurement);
+  void Progress(const Job& job, const Measurement& measurement, const std::string& note = "");
 
   Store& store_;
   const Task& task_;

@@ -115,9 +115,21 @@ void Engine::Impl::RecordDuplicate(engine::Proposed& message, NodeId existing) {
 }
 
 Engine::Impl::Route Engine::Impl::RecordLocked(engine::Built& message, Job& out) {
-  if (auto done = state_.SetBuilt(message.job.node); !done) {
+  const std::string& code_hash = message.job.build.code_hash;
+  if (auto done = state_.SetBuilt(message.job.node, code_hash); !done) {
     Fatal(done.error());
     return Route::kDone;
+  }
+  if (!code_hash.empty()) {
+    auto twin = state_.FindSameCode(message.job.node, code_hash);
+    if (!twin) {
+      Fatal(twin.error());
+      return Route::kDone;
+    }
+    if (*twin) {
+      RecordSameCodeLocked(message.job, **twin);
+      return Route::kDone;
+    }
   }
   if (const auto reason = StopReasonLocked(); reason && reason->kind == StopKind::kTime) {
     // Out of time: not measured now; it stays `built`, and the next run of
@@ -126,6 +138,28 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Built& message, Job& out)
   }
   out = std::move(message.job);
   return Route::kMeasure;
+}
+
+// Same code, no second timing: a node whose build is the same code as a
+// node already measured on this host (equal code hashes) is not measured. It
+// carries the twin's result (GraphState::SetSameCode), frees its slot at
+// once and gives its evaluation back to the budget: it is not an evaluation,
+// counts for no plateau and is never judged against the incumbent (the twin
+// was). A node whose twin is still being measured is measured all the same.
+void Engine::Impl::RecordSameCodeLocked(const Job& job, NodeId twin) {
+  const std::optional<double> speedup = graph_.Node(twin).speedup;
+  --started_;
+  ObserveLocked(job.node, speedup, true);  // before the state is saved, as for a result
+  ChangeNotes notes;
+  notes.run_state = SaveStateLocked();
+  auto copy = state_.SetSameCode(job.node, twin, job.build.seconds, std::move(notes));
+  if (!copy) {
+    ++started_;
+    Fatal(copy.error());
+    return;
+  }
+  ++summary_.same_code;
+  Progress(job, *copy, fmt::format(" = node {}, same code", twin));
 }
 
 Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) {
@@ -203,10 +237,10 @@ ProgressSnapshot Engine::Impl::SnapshotLocked() const {
   return snapshot;
 }
 
-void Engine::Impl::Progress(const Job& job, const Measurement& measurement) {
+void Engine::Impl::Progress(const Job& job, const Measurement& measurement, const std::string& note) {
   const ProgressSnapshot snapshot = SnapshotLocked();
   const std::string result = measurement.outcome == Outcome::kMeasured
-                                 ? fmt::format("{:.2f}x", measurement.speedup)
+                                 ? fmt::format("{:.2f}x{}", measurement.speedup, note)
                                  : std::string(ToString(measurement.outcome)) + " (" +
                                        engine::FirstLine(measurement.reason) + ")";
   std::string left;

@@ -44,8 +44,18 @@ Status Engine::Impl::LoadGraph() {
   if (!unfinished) return Fail(unfinished.error());
   pending_.assign(unfinished->begin(), unfinished->end());
   // The best of earlier runs is the incumbent until a result beats it.
-  if (const auto best = graph_.Best(1); !best.empty()) incumbent_ = best[0];
+  if (const auto best = BestTimedLocked(1); !best.empty()) incumbent_ = best[0];
   return {};
+}
+
+std::vector<NodeId> Engine::Impl::BestTimedLocked(std::size_t k) const {
+  std::vector<NodeId> best;
+  if (k == 0) return best;
+  graph_.VisitRanked([&](NodeId node) {
+    if (!state_.IsSameCodeCopy(node)) best.push_back(node);
+    return best.size() < k;
+  });
+  return best;
 }
 
 void Engine::Impl::ObserveLocked(NodeId node, std::optional<double> speedup, bool live) {

@@ -42,6 +42,7 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
     // (each is a run event now) may hold one.
     if (edge.parent == edge.child) continue;
     graph_.AddDerivation(edge.parent, edge.child, edge.kind);
+    if (edge.kind == EdgeKind::kSameCode) same_code_copies_.insert(edge.parent);
   }
   return unfinished;
 }
@@ -154,10 +155,49 @@ Status GraphState::Decline(NodeId parent, bool expansion, ChangeNotes notes) {
 
 void GraphState::NoteSelection(NodeId parent) { graph_.NoteExpansion(parent); }
 
-Status GraphState::SetBuilt(NodeId node) {
-  if (auto done = store_.SetNodeStatus(node, NodeStatus::kBuilt, "", ""); !done) return done;
+Status GraphState::SetBuilt(NodeId node, const std::string& code_hash) {
+  const auto writes = [&]() -> Status {
+    if (auto done = store_.SetNodeStatus(node, NodeStatus::kBuilt, "", ""); !done) return done;
+    return code_hash.empty() ? Status{} : store_.SetCodeHash(node, code_hash);
+  };
+  if (auto done = store_.Atomically(writes); !done) return done;
   graph_.SetResult(node, NodeStatus::kBuilt, std::nullopt);
   return {};
+}
+
+Result<std::optional<NodeId>> GraphState::FindSameCode(NodeId node, const std::string& code_hash) {
+  return store_.FindSameCode(graph_id_, code_hash, host_id_, node);
+}
+
+Result<Measurement> GraphState::SetSameCode(NodeId node, NodeId twin, double build_seconds, ChangeNotes notes) {
+  auto rows = store_.GetMeasurements(twin);
+  if (!rows) return Fail(rows.error());
+  const MeasurementRecord* timed = nullptr;
+  for (const MeasurementRecord& row : *rows) {
+    if (row.purpose == "search" && row.host_id == host_id_ && row.measurement.outcome == Outcome::kMeasured) timed = &row;
+  }
+  if (timed == nullptr) {
+    return Fail(Error::Internal("node " + std::to_string(twin) + " has no timed result on this host to copy"));
+  }
+  Measurement copy = timed->measurement;
+  copy.speedup = graph_.Node(twin).speedup.value_or(copy.speedup);  // the twin's median, when re-measured
+  copy.reason = "same code as node " + std::to_string(twin) + ": not timed";
+  copy.log = "The build of this node is the same code as node " + std::to_string(twin) +
+             "'s (same code hash), so it was not timed: this result, its timings included, is node " +
+             std::to_string(twin) + "'s.\n";
+  copy.build_seconds = build_seconds;
+  copy.eval_seconds = 0;
+  notes.events.emplace_back("same_code",
+                            nlohmann::json{{"node", node}, {"twin", twin}, {"speedup", copy.speedup}}.dump());
+  const auto writes = [&]() -> Status {
+    auto id = store_.RecordSameCode(node, twin, run_id_, host_id_, copy);
+    return id ? Status{} : Fail(id.error());
+  };
+  if (auto written = Write(writes, notes, std::nullopt); !written) return Fail(written.error());
+  graph_.SetResult(node, NodeStatus::kMeasured, copy.speedup);
+  graph_.AddDerivation(node, twin, EdgeKind::kSameCode);
+  same_code_copies_.insert(node);
+  return copy;
 }
 
 Status GraphState::SetResult(NodeId node, const Measurement& measurement, const ConfirmationRound& round,

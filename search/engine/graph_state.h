@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -95,7 +96,20 @@ class GraphState {
   Status Decline(NodeId parent, bool expansion, ChangeNotes notes);
   // An expansion of `parent` in flight (selection): counted now, in the graph only.
   void NoteSelection(NodeId parent);
-  Status SetBuilt(NodeId node);
+  // Built, with its code fingerprint (BuildResult::code_hash; "": unknown).
+  Status SetBuilt(NodeId node, const std::string& code_hash = "");
+  // The measured node of the graph, timed on this host, whose build is the
+  // same code (Store::FindSameCode); nullopt when none or code_hash is "".
+  Result<std::optional<NodeId>> FindSameCode(NodeId node, const std::string& code_hash);
+  // `node` is not timed: it carries `twin`'s result (its latest timed
+  // measurement on this host, at the twin's current speedup, reason "same
+  // code as node N: not timed"), stored with purpose 'same_code', a
+  // same_code edge node -> twin and a "same_code" run event. Returns the
+  // copied result.
+  Result<Measurement> SetSameCode(NodeId node, NodeId twin, double build_seconds, ChangeNotes notes);
+  // A node whose result is a copy of its twin's (a same_code edge from it):
+  // never an independent confirmation, never the incumbent.
+  bool IsSameCodeCopy(NodeId node) const { return same_code_copies_.count(node) > 0; }
   // The node's evaluation, with the confirmation round it led to; each
   // re-measured node's speedup becomes the median the store returns.
   Status SetResult(NodeId node, const Measurement& measurement, const ConfirmationRound& round, ChangeNotes notes);
@@ -125,6 +139,7 @@ class GraphState {
   SearchGraph graph_;
   std::unordered_map<NodeId, CandidateRef> candidates_;
   std::unordered_map<std::string, std::shared_ptr<const std::string>> sources_;  // by hash
+  std::unordered_set<NodeId> same_code_copies_;
 };
 
 }  // namespace kestrel::engine

@@ -31,7 +31,7 @@ std::unique_ptr<Strategy> MakeLearning(const StrategyConfig& config, bool portfo
 // v(n): the best measured speedup in each node's subtree (the node and its
 // descendants). A node's ancestors are its Lineage: the engine gives each
 // node at most one derive or fix parent, and "duplicate" edges (a
-// re-proposal) do not make a descendant. Kept incrementally: Update looks at
+// re-proposal) and "same_code" edges (a twin) do not make a descendant. Kept incrementally: Update looks at
 // the nodes added since its last call and at those it saw unfinished
 // (proposed or built), and folds each newly measured one in once, raising v
 // along its O(depth) lineage; the rest of the graph is not visited. A

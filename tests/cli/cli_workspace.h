@@ -46,23 +46,22 @@ void axpy(const float* x, float* y, int64_t n) {
 }
 )";
 
-// 3 x 2 = 6 configurations.
+// 3 x 2 = 6 configurations, each a different code (a run's evaluations are
+// not cut short by same_code edges).
 constexpr char kSeed[] = R"(// kestrel:knob UNROLL 1 2 4
 // kestrel:knob REVERSE 0 1
 #include <cstdint>
 void axpy(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + UNROLL <= n; i += UNROLL) {
-    for (int u = 0; u < UNROLL; ++u) {
-      const int64_t k = REVERSE ? i + UNROLL - 1 - u : i + u;
-      y[k] = 2.0f * x[k] + 1.0f;
-    }
+  const int64_t blocks = n / UNROLL;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t i = (REVERSE ? blocks - 1 - b : b) * UNROLL;
+    for (int u = 0; u < UNROLL; ++u) y[i + u] = 2.0f * x[i + u] + 1.0f;
   }
-  for (; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;
+  for (int64_t i = blocks * UNROLL; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;
 }
 )";
 
-// 4 x 3 x 4 = 48 configurations: room for a long run.
+// 4 x 3 x 4 = 48 configurations, 48 different codes: room for a long run.
 constexpr char kWideSeed[] = R"(// kestrel:knob UNROLL 1 2 4 8
 // kestrel:knob SPLIT 1 2 3
 // kestrel:knob PAD 0 1 2 3
@@ -72,8 +71,9 @@ void axpy(const float* x, float* y, int64_t n) {
   for (int64_t begin = 0; begin < n; begin += chunk) {
     const int64_t end = begin + chunk < n ? begin + chunk : n;
     int64_t i = begin;
+    for (; i < begin + PAD && i < end; ++i) y[i] = 2.0f * x[i] + 1.0f;  // PAD leading elements one by one
     for (; i + UNROLL <= end; i += UNROLL) {
-      for (int u = 0; u < UNROLL; ++u) y[i + u] = 2.0f * x[i + u] + 1.0f + 0.0f * PAD;
+      for (int u = 0; u < UNROLL; ++u) y[i + u] = 2.0f * x[i + u] + 1.0f;
     }
     for (; i < end; ++i) y[i] = 2.0f * x[i] + 1.0f;
   }

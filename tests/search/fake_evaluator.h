@@ -22,6 +22,8 @@ namespace kestrel::testing {
 
 using OutcomeFunction = std::function<Outcome(const KnobValues&)>;
 using SpeedupFunction = std::function<double(const KnobValues&)>;
+// The code a build would be (BuildResult::code_hash); none: "" (unknown).
+using CodeHashFunction = std::function<std::string(const KnobValues&)>;
 
 inline int KnobInt(const KnobValues& knobs, const std::string& name) { return std::stoi(knobs.at(name)); }
 
@@ -50,6 +52,7 @@ class FakeEvaluator final : public Evaluator {
     result.log = result.ok ? "" : "fake.cpp:1: error: the fake compiler refuses " + ToString(candidate.knobs);
     result.seconds = 0.001;
     if (result.ok) result.library = "/nonexistent/fake.so";
+    if (result.ok && code_hash_) result.code_hash = code_hash_(candidate.knobs);
     {
       std::lock_guard lock(mutex_);
       ++builds_[candidate.Identity()];
@@ -109,6 +112,8 @@ class FakeEvaluator final : public Evaluator {
     std::lock_guard lock(mutex_);
     return evaluated_;
   }
+  // From now on builds carry this code hash (as the CPU evaluator's do).
+  void SetCodeHash(CodeHashFunction code_hash) { code_hash_ = std::move(code_hash); }
   int MaxConcurrentMeasures() const { return max_measures_active_.load(); }
   int MaxConcurrentBuilds() const { return max_builds_active_.load(); }
   // The candidate the fake would see for these knobs of `source`.
@@ -133,6 +138,7 @@ class FakeEvaluator final : public Evaluator {
 
   SpeedupFunction speedup_;
   OutcomeFunction outcome_;
+  CodeHashFunction code_hash_;
   std::chrono::milliseconds measure_sleep_;
   HostInfo host_;
   mutable std::mutex mutex_;

@@ -85,7 +85,7 @@ TEST_SUITE("store") {
          "ALTER TABLE measurement_shapes DROP COLUMN roofline_fraction; DROP TABLE calibrations;"
          "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
          "ALTER TABLE measurements DROP COLUMN baseline_speedup; ALTER TABLE nodes DROP COLUMN expansions;"
-         "PRAGMA user_version = 1;");
+         "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash; PRAGMA user_version = 1;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 0);
     {
       auto store = Must(Store::Open(path));
@@ -122,7 +122,9 @@ TEST_SUITE("store") {
       (void)node("other", EdgeRecord{seed, 0, EdgeKind::kDerive, 0, "m", 0});
       Must(store->AddEdge({child, seed, EdgeKind::kDuplicate, 0, "m", 0}));
     }
-    Exec(path, "ALTER TABLE nodes DROP COLUMN expansions; PRAGMA user_version = 3;");
+    Exec(path,
+         "ALTER TABLE nodes DROP COLUMN expansions; DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
+         "PRAGMA user_version = 3;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     std::map<std::int64_t, std::int64_t> expansions;
@@ -133,6 +135,29 @@ TEST_SUITE("store") {
     Must(store->AddExpansion(grandchild));
     CHECK(Must(store->GetNode(grandchild)).expansions == 1);
     CHECK(store->AddExpansion(grandchild + 100).error().IsNotFound());
+  }
+
+  TEST_CASE("a v4 file's nodes get a code_hash column (NULL: unknown) and its index; fingerprints then work") {
+    testing::TempDir dir;
+    const auto path = dir / "v4.db";
+    std::int64_t node = 0;
+    {
+      auto store = Must(Store::Open(path));
+      const auto task_id = Must(store->UpsertTask(testing::MakeTask("t")));
+      const auto graph_id = Must(store->GraphForTask(task_id, false));
+      node = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
+    }
+    Exec(path, "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash; PRAGMA user_version = 4;");
+    CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'code_hash'") == 0);
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == kSchemaVersion);
+    CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'code_hash'") == 1);
+    CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'nodes_by_code'") == 1);
+    CHECK(QueryInt(path, "SELECT count(*) FROM nodes WHERE code_hash IS NULL") == 1);
+    CHECK(Must(store->CodeHash(node)).empty());
+    Must(store->SetCodeHash(node, "ab12"));
+    CHECK(Must(store->CodeHash(node)) == "ab12");
+    CHECK(store->SetCodeHash(node + 100, "ab12").error().IsNotFound());
   }
 
   TEST_CASE("a file from a newer Kestrel is refused") {

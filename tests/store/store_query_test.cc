@@ -58,6 +58,55 @@ std::vector<std::int64_t> Nodes(const std::vector<BestRow>& rows) {
 }
 
 TEST_SUITE("store") {
+  TEST_CASE("same code: the twin is a measured node of the graph timed on this host; the copy is stored, not ranked, not counted") {
+    World w;
+    const std::int64_t run = w.Run(w.task_a, w.graph_a, 1000);
+    const std::int64_t first = w.Node(w.graph_a, run, "1");
+    const std::int64_t twin = w.Node(w.graph_a, run, "2");
+    const std::int64_t copy = w.Node(w.graph_a, run, "3");
+    const std::int64_t other_graph = w.Node(w.graph_b, run, "2");
+    for (const std::int64_t node : {first, twin, copy, other_graph}) Must(w.store->SetCodeHash(node, "c0de"));
+    Must(w.store->SetCodeHash(first, "other"));
+    // Not measured yet (built, or failed): no twin.
+    CHECK_FALSE(Must(w.store->FindSameCode(w.graph_a, "c0de", w.alpha, copy)).has_value());
+    Must(w.store->RecordMeasurement(twin, run, w.alpha, MakeWrong()));
+    CHECK_FALSE(Must(w.store->FindSameCode(w.graph_a, "c0de", w.alpha, copy)).has_value());
+    // Measured on another host only: no twin here.
+    w.Measure(twin, run, w.beta, 2.0);
+    CHECK_FALSE(Must(w.store->FindSameCode(w.graph_a, "c0de", w.alpha, copy)).has_value());
+    CHECK(Must(w.store->FindSameCode(w.graph_a, "c0de", w.beta, copy)) == twin);
+    w.Measure(twin, run, w.alpha, 2.5);
+    CHECK(Must(w.store->FindSameCode(w.graph_a, "c0de", w.alpha, copy)) == twin);
+    CHECK_FALSE(Must(w.store->FindSameCode(w.graph_a, "c0de", w.alpha, twin)).has_value());  // not itself
+    CHECK_FALSE(Must(w.store->FindSameCode(w.graph_a, "", w.alpha, copy)).has_value());      // unknown code
+    CHECK_FALSE(Must(w.store->FindSameCode(w.graph_b, "c0de", w.alpha, other_graph)).has_value());
+
+    Measurement copied = MakeMeasured(2.5, 1, 3);
+    copied.reason = "same code as node " + std::to_string(twin);
+    Must(w.store->RecordSameCode(copy, twin, run, w.alpha, copied));
+    const NodeRecord node = Must(w.store->GetNode(copy));
+    CHECK(node.status == NodeStatus::kMeasured);
+    CHECK(node.speedup == 2.5);
+    CHECK(node.reason == copied.reason);
+    const auto measurements = Must(w.store->GetMeasurements(copy));
+    REQUIRE(measurements.size() == 1);
+    CHECK(measurements[0].purpose == "same_code");
+    bool edge = false;
+    for (const EdgeRecord& e : Must(w.store->LoadEdges(w.graph_a))) {
+      edge = edge || (e.parent == copy && e.child == twin && e.kind == EdgeKind::kSameCode);
+    }
+    CHECK(edge);
+    // A copy is not a twin of later nodes (the timed node is), and Best ranks the timed node only.
+    CHECK(Must(w.store->FindSameCode(w.graph_a, "c0de", w.alpha, 0)) == twin);
+    BestQuery query;
+    query.task = "a";
+    CHECK(Nodes(Must(w.store->Best(query))) == std::vector<std::int64_t>{twin});
+    // The run's evaluations are its timed results (twin's three; the copy is none).
+    CHECK(Must(w.store->GetRun(run)).evaluations == 3);
+    CHECK(Must(w.store->GetRun(run)).same_code == 1);
+    CHECK(w.store->RecordSameCode(copy + 100, twin, run, w.alpha, copied).error().IsNotFound());
+  }
+
   TEST_CASE("Best ranks nodes by the median of their measured results, filtered") {
     World w;
     const auto run1 = w.Run(w.task_a, w.graph_a, 100);

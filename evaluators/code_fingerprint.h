@@ -1,0 +1,39 @@
+#pragma once
+// The code fingerprint of a built kernel: the SHA-256 of its normalized
+// disassembly, so that two candidates whose sources differ only where the
+// compiler does not look (a comment, a local's name, a knob the code never
+// reads) are known to be the same code, and the engine times only one of
+// them (the `same_code` edge, docs/ARCHITECTURE.md). KernelAgent fingerprints
+// PTX the same way.
+//
+// What is hashed (objdump -h -s -d of the shared object):
+//   - every function of the kernel's translation unit (the code sections
+//     .text*, without the C runtime's own helpers), keyed and sorted by
+//     symbol name: its instructions (mnemonic and operands) without
+//     addresses or raw bytes, no-op padding dropped, a branch or call target
+//     written as the symbol it names (`<name+0x12>`), a rip-relative
+//     operand as the section and offset it reaches (`.rodata+0x8`), with
+//     the symbol it names when it names one exactly (`.got+0x8 <expf@...>`);
+//   - the contents of the data sections (.rodata*, .data*, and .bss's size),
+//     so that code loading a different constant is different code.
+// A difference the normalization cannot see through (a reordered constant
+// pool, a changed line number in an assert message) gives two hashes: the
+// fingerprint may miss a twin, never invent one.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace kestrel {
+
+// The normalized text of `objdump -h -s -d --no-show-raw-insn` output (the
+// input of the hash; exposed for tests). Empty when the text holds no
+// function of the kernel.
+std::string NormalizeDisassembly(std::string_view objdump_output);
+
+// Hex SHA-256 of the normalized disassembly of `library` (objdump from
+// $PATH, a 60 s limit). Empty when objdump is missing, fails, prints more
+// than it may, or finds no kernel function: unknown, never an error.
+std::string CodeFingerprint(const std::filesystem::path& library);
+
+}  // namespace kestrel
