@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_workspace.h"
 #include "tests/cli/corpus_provider.h"
@@ -57,6 +58,16 @@ speed=$(sed -n 's/.*fake:speed \([0-9.]*\).*/\1/p' "$src" | head -n 1)
 c=$(awk "BEGIN { printf \"%.9f\", 0.001 / ${speed:-1} }")
 printf '{"protocol":1,"nonce":"%s","outcome":"measured","shapes":[{"shape":{"n":1000},"candidate_s":[%s,%s,%s],"reference_s":[0.001,0.001,0.001],"max_abs_error":0,"max_rel_error":0}]}' "$nonce" "$c" "$c" "$c" > "$answer"
 )";
+
+// The run config's evaluator for the task: the two scripts above.
+inline nlohmann::json MarkerEvaluator() {
+  return {{"kind", "command"},
+          {"build", {"bash", "{task_dir}/build.sh", "{source}"}},
+          {"run", {"bash", "{task_dir}/harness.sh", "{source}", "{answer}", "{nonce}", "{knobs}", "{task_dir}/timed.log"}},
+          {"min_time", 0},
+          {"min_samples", 3},
+          {"timeout_s", 20}};
+}
 
 inline void WritePropTask(Workspace& workspace) {
   const auto dir = workspace.tasks() / "prop";

@@ -58,6 +58,27 @@ void AddChild(SearchGraph& graph, NodeId id, NodeId parent, double speedup, Edge
   graph.AddDerivation(parent, id, kind);
 }
 
+// One step of a search as the engine drives one: `chosen` was expanded into
+// `child`, a failure one time in four, else measured at its parent's speed
+// times a factor in [0.7, 1.4); one step in nine re-measures a random node
+// (a confirmation's median moves).
+void Grow(SearchGraph& graph, NodeId chosen, NodeId child, std::mt19937_64& world) {
+  std::uniform_real_distribution<double> factor(0.7, 1.4);
+  graph.NoteExpansion(chosen);
+  if (world() % 4 == 0) {
+    Add(graph, child, NodeStatus::kWrong);
+  } else {
+    Add(graph, child, NodeStatus::kMeasured, *graph.Node(chosen).speedup * factor(world));
+  }
+  graph.AddDerivation(chosen, child, EdgeKind::kDerive);
+  if (world() % 9 == 0) {
+    const NodeId again = 1 + static_cast<NodeId>(world() % static_cast<std::uint64_t>(child));
+    if (graph.Node(again).status == NodeStatus::kMeasured) {
+      graph.SetResult(again, NodeStatus::kMeasured, *graph.Node(again).speedup * factor(world));
+    }
+  }
+}
+
 // A search as the engine drives one, without mutators: each step selects a
 // parent, notes the expansion and adds a measured child whose speedup is the
 // parent's times a factor in [0.8, 1.25) drawn from `world`.
@@ -290,7 +311,6 @@ TEST_SUITE("strategy: graph-ucb") {
       SearchGraph graph;
       Add(graph, 1, NodeStatus::kMeasured, 1.0);
       std::mt19937_64 world(7), rng_index(1), rng_scan(1);
-      std::uniform_real_distribution<double> factor(0.7, 1.4);
       NodeId next = 2;
       int compared = 0;
       for (int step = 0; step < 400; ++step) {
@@ -331,20 +351,7 @@ TEST_SUITE("strategy: graph-ucb") {
           CHECK(score(*again) == doctest::Approx(score(expected)).epsilon(1e-12));
         }
         compared += *chosen == expected;
-        graph.NoteExpansion(*chosen);
-        const NodeId child = next++;
-        if (world() % 4 == 0) {
-          Add(graph, child, NodeStatus::kWrong);
-        } else {
-          Add(graph, child, NodeStatus::kMeasured, *graph.Node(*chosen).speedup * factor(world));
-        }
-        graph.AddDerivation(*chosen, child, EdgeKind::kDerive);
-        if (world() % 9 == 0) {  // a re-measured node's median moves
-          const NodeId again = 1 + static_cast<NodeId>(world() % static_cast<std::uint64_t>(child));
-          if (graph.Node(again).status == NodeStatus::kMeasured) {
-            graph.SetResult(again, NodeStatus::kMeasured, *graph.Node(again).speedup * factor(world));
-          }
-        }
+        Grow(graph, *chosen, next++, world);
         if (world() % 7 == 0) {
           exhausted.insert(*chosen);
           index.Drop(*chosen);
@@ -370,7 +377,6 @@ TEST_SUITE("strategy: graph-ucb") {
       SearchGraph graph;
       Add(graph, 1, NodeStatus::kMeasured, 1.0);
       std::mt19937_64 world(11), rng(5), rng_scan(5);
-      std::uniform_real_distribution<double> factor(0.7, 1.4);
       int generation = 0, generations = 0;  // beam
       NodeId next = 2;
       for (int step = 0; step < 300; ++step) {
@@ -402,20 +408,7 @@ TEST_SUITE("strategy: graph-ucb") {
           CHECK(fresh->Select(graph, a) ==
                 (name == "random" ? expandable[pick(b)] : TopBySpeedup(graph, expandable, 1).front()));
         }
-        graph.NoteExpansion(*chosen);
-        const NodeId child = next++;
-        if (world() % 4 == 0) {
-          Add(graph, child, NodeStatus::kWrong);
-        } else {
-          Add(graph, child, NodeStatus::kMeasured, *graph.Node(*chosen).speedup * factor(world));
-        }
-        graph.AddDerivation(*chosen, child, EdgeKind::kDerive);
-        if (world() % 9 == 0) {  // a re-measured node's median moves
-          const NodeId again = 1 + static_cast<NodeId>(world() % static_cast<std::uint64_t>(child));
-          if (graph.Node(again).status == NodeStatus::kMeasured) {
-            graph.SetResult(again, NodeStatus::kMeasured, *graph.Node(again).speedup * factor(world));
-          }
-        }
+        Grow(graph, *chosen, next++, world);
         if (world() % 7 == 0) strategy->MarkExhausted(*chosen);
       }
       if (name == "beam") CHECK(generations > 20);
