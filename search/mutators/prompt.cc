@@ -129,4 +129,24 @@ LlmRequest FixPrompt(const Task& task, const Candidate& source, Outcome outcome,
   return request;
 }
 
+LlmRequest CombinePrompt(const Task& task, const CombineParent& first, const CombineParent& second,
+                         const HostInfo& host, int threads, int max_tokens, double temperature) {
+  std::string user = HostSection(host, threads) + "\n" + TaskSection(task);
+  for (const CombineParent* parent : {&first, &second}) {
+    user += fmt::format("\n## Version #{}\n", parent->node) + SourceBlock(parent->candidate);
+    if (!parent->measurement.empty()) user += "Its latest measurement: " + parent->measurement + "\n";
+  }
+  user += fmt::format(
+      "\n## Request\nCombine versions #{} and #{} into one kernel that takes the best of each: keep the ideas "
+      "that make each fast, drop what makes either slow. Keep the results within the tolerance.\n\n",
+      first.node, second.node);
+  user += kOutputFormat;
+  LlmRequest request;
+  request.system = kSystem;
+  request.messages = {{"user", std::move(user)}};
+  request.max_tokens = max_tokens;
+  request.temperature = temperature;
+  return request;
+}
+
 }  // namespace kestrel

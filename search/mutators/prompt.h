@@ -2,6 +2,7 @@
 // Prompts for LLM mutations (LLM.md, "What a mutation prompt carries"). Pure
 // functions: the same inputs give the same request, nothing is read or sent.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,20 @@ LlmRequest MutationPrompt(const MutationPromptInput& input);
 LlmRequest FixPrompt(const Task& task, const Candidate& source, Outcome outcome, std::string_view reason,
                      std::string_view log, const HostInfo& host, int threads = 1, int max_tokens = 16000,
                      double temperature = 0.7);
+
+// One of two measured versions a combine prompt holds: its node, code and
+// latest measurement.
+struct CombineParent {
+  std::int64_t node = 0;
+  Candidate candidate;
+  std::string measurement;  // e.g. "1.80x; n=1000: 1.2e-4 s"
+};
+
+// A request to recombine two measured versions with different sources: both
+// codes and their measurements, asking for one kernel that takes the best of
+// each.
+LlmRequest CombinePrompt(const Task& task, const CombineParent& first, const CombineParent& second,
+                         const HostInfo& host, int threads = 1, int max_tokens = 16000, double temperature = 0.7);
 
 // `log` cut to at most `max_lines` lines and `max_chars` characters.
 std::string TrimLog(std::string_view log, std::size_t max_lines = 40, std::size_t max_chars = 4000);

@@ -126,6 +126,29 @@ TEST_CASE("a fix prompt carries the failing source, outcome, reason and the trim
   CHECK(Has(text, "corrected complete file"));
 }
 
+TEST_CASE("a combine prompt holds both parents' code, knobs and measurements, named by node") {
+  const Task task = MakeTask();
+  const CombineParent first{12, {"void axpy(const float* x, float* y, int64_t n) { /* FIRST */ }\n", {{"U", "4"}}, "cc", {}},
+                            "1.80x; n=4096: 1.2e-4 s"};
+  const CombineParent second{40, {"void axpy(const float* x, float* y, int64_t n) { /* SECOND */ }\n", {}, "cc", {}},
+                             "2.10x; n=4096: 1.0e-4 s"};
+  const LlmRequest request = CombinePrompt(task, first, second, MakeHost(), 1, 777, 0.5);
+  const std::string text = UserText(request);
+  CHECK(request.max_tokens == 777);
+  CHECK(request.temperature == doctest::Approx(0.5));
+  CHECK(Has(text, task.Signature()));
+  CHECK(Has(text, "REFERENCE BODY"));
+  CHECK(Has(text, "## Version #12\n```cpp\nvoid axpy(const float* x, float* y, int64_t n) { /* FIRST */ }\n```\n"));
+  CHECK(Has(text, "Knob values of this version: U=4"));
+  CHECK(Has(text, "Its latest measurement: 1.80x; n=4096: 1.2e-4 s"));
+  CHECK(Has(text, "## Version #40\n```cpp\nvoid axpy(const float* x, float* y, int64_t n) { /* SECOND */ }\n```\n"));
+  CHECK(Has(text, "Its latest measurement: 2.10x; n=4096: 1.0e-4 s"));
+  CHECK(text.find("/* FIRST */") < text.find("/* SECOND */"));
+  CHECK(Has(text, "Combine versions #12 and #40 into one kernel that takes the best of each"));
+  CHECK(Has(text, "exactly one fenced code block"));
+  CHECK(Has(text, "single-threaded"));
+}
+
 TEST_CASE("TrimLog keeps short logs whole") {
   CHECK(TrimLog("a\nb\n") == "a\nb\n");
   CHECK(TrimLog("") == "");
