@@ -42,6 +42,7 @@ Status ParseMutator(const json& object, const std::string& origin, const std::st
     fields.Number("timeout_s", out.timeout_s, 1.0, 86400.0);
     fields.Number("temperature", out.temperature, 0.0, 2.0);
     fields.Integer("max_tokens", out.max_tokens, 1, 10'000'000);
+    fields.Number("combine_share", out.combine_share, 0.0, 1.0);
     if (const json* price = fields.Object("price_per_mtok")) {
       JsonFields price_fields(*price, origin, fields.PathOf("price_per_mtok"));
       price_fields.Number("input", out.price_input_per_mtok, 0.0, 1e6);
@@ -282,6 +283,7 @@ json ToJson(const RunConfig& config) {
                     {"timeout_s", mutator.timeout_s},
                     {"temperature", mutator.temperature},
                     {"max_tokens", mutator.max_tokens},
+                    {"combine_share", mutator.combine_share},
                     {"price_per_mtok", {{"input", mutator.price_input_per_mtok},
                                         {"output", mutator.price_output_per_mtok}}}});
     }

@@ -40,6 +40,9 @@ struct MutatorConfig {
   int max_tokens = 16000;
   double price_input_per_mtok = 0.0;
   double price_output_per_mtok = 0.0;
+  // The share of expansions that recombine the parent with a strong measured
+  // node of another source (a `combine` prompt with both); 0: never.
+  double combine_share = 0.2;
 };
 
 struct BudgetConfig {

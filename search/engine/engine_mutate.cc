@@ -100,6 +100,11 @@ void Engine::Impl::FillContextLocked(ParentView& parent) {
       parent.inspirations.push_back(fmt::format("// {} ({})\n{}", state_.MutationOf(id), result_of(id), source));
     }
   }
+  for (NodeId id : graph_.Best(4)) {
+    if (id == parent.id || graph_.Node(id).status != NodeStatus::kMeasured) continue;
+    if (state_.SourceOf(id) == parent.candidate.source) continue;
+    parent.partners.push_back({id, state_.CandidateOf(id), result_of(id) + " speedup over the reference"});
+  }
   parent.recent_failures.assign(recent_failures_.begin(), recent_failures_.end());
 }
 

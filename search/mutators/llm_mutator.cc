@@ -53,6 +53,20 @@ class LlmMutator final : public Mutator {
   }
 
   MutationResult Expand(const ParentView& parent, std::mt19937_64& rng, const IsKnown& is_known) override {
+    // A combine is drawn from the expansion's generator only when one is
+    // possible, so a run with combine_share 0 draws what it always did.
+    if (config_.combine_share > 0 && !parent.partners.empty() &&
+        std::uniform_real_distribution<double>(0.0, 1.0)(rng) < config_.combine_share) {
+      const CombinePartner& partner =
+          parent.partners[std::uniform_int_distribution<std::size_t>(0, parent.partners.size() - 1)(rng)];
+      const LlmRequest request =
+          CombinePrompt(*context_.task, {parent.id, parent.candidate, parent.measurement},
+                        {partner.id, partner.candidate, partner.measurement}, context_.host, context_.threads,
+                        config_.max_tokens, config_.temperature);
+      return Call(request, parent.candidate,
+                  fmt::format("combine #{} + #{}: llm:{}", parent.id, partner.id, config_.model), EdgeKind::kDerive,
+                  is_known);
+    }
     const auto& directions = MutationDirections();
     const std::string direction = directions[std::uniform_int_distribution<std::size_t>(0, directions.size() - 1)(rng)];
     MutationPromptInput input;

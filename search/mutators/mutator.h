@@ -40,6 +40,14 @@ struct LineageEntry {
   std::string result;    // "1.80x", "build_failed (reason)", "not measured"
 };
 
+// A strong measured node whose source differs from the parent's: the other
+// half of a combine.
+struct CombinePartner {
+  NodeId id = 0;
+  Candidate candidate;
+  std::string measurement;  // one line
+};
+
 struct ParentView {
   NodeId id = 0;
   Candidate candidate;  // with its source text
@@ -48,6 +56,7 @@ struct ParentView {
   std::vector<LineageEntry> lineage{};         // seed first, the parent last
   std::vector<std::string> inspirations{};     // sources of other strong nodes
   std::vector<std::string> recent_failures{};  // short reasons of recent failures
+  std::vector<CombinePartner> partners{};       // strongest first
   // The strategy's knob search (model, portfolio): the knob mutator asks it
   // for the variant instead of making a one-step move. Null otherwise.
   std::shared_ptr<KnobAdvisor> advisor{};

@@ -180,6 +180,41 @@ TEST_CASE("a faster kernel from the LLM is found and recorded with its lineage a
   CHECK(Count(harness, "SELECT COUNT(*) FROM run_events WHERE kind = 'mutator_stopped'") == 1);
 }
 
+TEST_CASE("with combine_share 1 an LLM-made parent is combined with a measured node of another source, both named") {
+  // The first expansion (of the seed, alone) makes V=fast; expanding it, the
+  // seed is the only other measured source: a combine of the two.
+  ScriptedServer server({Code("fast"), Code("fixed"), Unauthorized()});
+  Harness harness;
+  FakeEvaluator evaluator(Speedup, OutcomeOf);
+  RunConfig config = SearchConfig(server);
+  config.mutators[0].combine_share = 1.0;
+  Must(harness.Run(evaluator, config));
+  const auto fast = NodeWithKnob(harness, "fast");
+  const auto combined = NodeWithKnob(harness, "fixed");
+  REQUIRE(fast);
+  REQUIRE(combined);
+  const std::int64_t seed = SeedId(harness);
+  const auto edge = EdgeInto(harness, combined->id);
+  REQUIRE(edge);
+  CHECK(edge->kind == EdgeKind::kDerive);
+  const std::string parent = std::to_string(edge->parent);
+  const std::string partner = std::to_string(edge->parent == fast->id ? seed : fast->id);
+  CHECK(edge->mutation == "combine #" + parent + " + #" + partner + ": llm:test-model");
+  CHECK(combined->mutation == edge->mutation);
+  // One request held both codes, each named by its node.
+  const auto seen = server.seen();
+  REQUIRE(seen.size() >= 2);
+  const std::string& body = seen[1].body;
+  CHECK(body.find("Combine versions #" + parent + " and #" + partner) != std::string::npos);
+  CHECK(body.find("## Version #" + std::to_string(fast->id)) != std::string::npos);
+  CHECK(body.find("## Version #" + std::to_string(seed)) != std::string::npos);
+  CHECK(body.find("// kestrel:knob V fast") != std::string::npos);
+  CHECK(body.find(nlohmann::json(Must(harness.store().GetNode(seed)).source).dump().substr(1, 40)) != std::string::npos);
+  CHECK(body.find("3.00x speedup over the reference") != std::string::npos);
+  // The seed alone had no partner: its expansion was an ordinary mutation.
+  CHECK(fast->mutation.rfind("llm:test-model:", 0) == 0);
+}
+
 bool IsFix(const std::string& body) { return body.find("Outcome: ") != std::string::npos; }
 
 // Expansions get `first`, then replies without code (declined, the search goes

@@ -214,6 +214,12 @@ TEST_SUITE("run_config") {
     kindless["mutators"] = json::array({{{"weight", 1}}});
     json modelless = ContractExample(true);
     modelless["mutators"][1].erase("model");
+    json share_above_one = ContractExample(true);
+    share_above_one["mutators"][1]["combine_share"] = 1.5;
+    json share_negative = ContractExample(true);
+    share_negative["mutators"][1]["combine_share"] = -0.1;
+    json share_text = ContractExample(true);
+    share_text["mutators"][1]["combine_share"] = "0.2";
     const Bad cases[] = {
         {"unknown top-level field", unknown_top, "budgt"},
         {"unknown nested field", With("/budget/tme", "1h"), "budget.tme"},
@@ -225,6 +231,9 @@ TEST_SUITE("run_config") {
         {"empty mutators", empty_mutators, "mutators"},
         {"mutator without kind", kindless, "mutators[0].kind"},
         {"llm mutator without model", modelless, "mutators[1].model"},
+        {"combine_share above 1", share_above_one, "mutators[1].combine_share"},
+        {"negative combine_share", share_negative, "mutators[1].combine_share"},
+        {"combine_share not a number", share_text, "mutators[1].combine_share"},
         {"fractional evaluations", With("/budget/evaluations", 2.5), "budget.evaluations"},
         {"strategy not an object", With("/strategy", "greedy"), "strategy"},
         {"negative confirmation rounds", With("/confirm/rounds", -1), "confirm.rounds"},
