@@ -135,7 +135,15 @@ class Engine::Impl {
   // arrived in this run). Locked.
   void ObserveLocked(NodeId node, std::optional<double> speedup, bool live);
   // The run's resumable state as JSON (selections, plateau count, strategy, fixes).
-  std::string SaveStateLocked() const;
+  // A node in flight that a mutator made: a failure of it is sent back to
+  // that mutator for a fix, at most max_fix_rounds deep.
+  struct MadeBy {
+    NodeId node;
+    int mutator;
+    int depth;
+  };
+  // The run's resumable state; `also`: a node being added, in flight.
+  std::string SaveStateLocked(const std::optional<MadeBy>& also = std::nullopt) const;
   // Source body: the next work item, or stop. Runs serially.
   WorkItem Next(tbb::flow_control& control);
   WorkItem NextItem(tbb::flow_control& control);

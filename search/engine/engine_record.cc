@@ -75,7 +75,20 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Proposed& message, Job& o
   }
   duplicate_streak_.erase(message.parent);
   ChangeNotes notes = MutateNotes(message.report);
-  notes.run_state = SaveStateLocked();
+  const int mutator = message.report.mutator;
+  int depth = 0;
+  if (proposal.edge_kind == EdgeKind::kFix) {
+    const auto parent_depth = fix_depth_.find(message.parent);
+    depth = (parent_depth == fix_depth_.end() ? 0 : parent_depth->second) + 1;
+  }
+  // The state saved with the node names it as in flight, made by its
+  // mutator: a run killed before its result still sends a failure of it
+  // back for a fix.
+  if (mutator >= 0) {
+    notes.run_state_of = [this, mutator, depth](NodeId id) { return SaveStateLocked(MadeBy{id, mutator, depth}); };
+  } else {
+    notes.run_state = SaveStateLocked();
+  }
   auto id = state_.AddChild(
       message.parent, NewNodeRecord(proposal.candidate, options_.graph_id, options_.run_id, proposal.mutation),
       proposal.edge_kind, message.expansion, std::move(notes));
@@ -83,11 +96,8 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Proposed& message, Job& o
     Fatal(id.error());
     return Route::kDone;
   }
-  if (message.report.mutator >= 0) made_by_[*id] = message.report.mutator;
-  if (proposal.edge_kind == EdgeKind::kFix) {
-    const auto parent_depth = fix_depth_.find(message.parent);
-    fix_depth_[*id] = (parent_depth == fix_depth_.end() ? 0 : parent_depth->second) + 1;
-  }
+  if (mutator >= 0) made_by_[*id] = mutator;
+  if (depth > 0) fix_depth_[*id] = depth;
   out = Job{*id, std::move(proposal.candidate), {}};
   ++started_;
   return Route::kBuild;

@@ -84,7 +84,7 @@ Status Engine::Impl::AddSeeds() {
 // transaction, so a run killed at any moment resumes with the selection
 // count, plateau count, strategy state and queued fixes that agree with the
 // graph it stored.
-std::string Engine::Impl::SaveStateLocked() const {
+std::string Engine::Impl::SaveStateLocked(const std::optional<MadeBy>& also) const {
   nlohmann::json fixes = nlohmann::json::array();
   for (const WorkItem& fix : fixes_) {
     const auto depth = fix_depth_.find(fix.node);
@@ -97,6 +97,7 @@ std::string Engine::Impl::SaveStateLocked() const {
     const auto depth = fix_depth_.find(node);
     made.push_back({node, mutator, depth == fix_depth_.end() ? 0 : depth->second});
   }
+  if (also) made.push_back({also->node, also->mutator, also->depth});
   std::sort(made.begin(), made.end());
   nlohmann::json streaks = nlohmann::json::array();
   for (const auto& [node, count] : duplicate_streak_) streaks.push_back({node, count});

@@ -104,6 +104,7 @@ Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& not
     for (const auto& [kind, detail] : notes.events) {
       if (auto done = store_.AddRunEvent(run_id_, kind, detail); !done) return done;
     }
+    if (notes.run_state_of && node) return store_.SaveRunState(run_id_, notes.run_state_of(*node));
     if (!notes.run_state.empty()) return store_.SaveRunState(run_id_, notes.run_state);
     return {};
   });

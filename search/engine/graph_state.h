@@ -41,6 +41,9 @@ struct ChangeNotes {
   std::vector<LlmCallRecord> calls;  // stored naming the node the change is about (none for a decline)
   std::vector<std::pair<std::string, std::string>> events;  // run events: kind, detail JSON
   std::string run_state;  // the run's resumable state after the change; "": not saved
+  // Instead of run_state, for a change that makes a node: the state given
+  // the new node's id (which the state may name).
+  std::function<std::string(NodeId)> run_state_of;
 };
 
 // A confirmation round to store: verdicts and re-measurements (node, result).

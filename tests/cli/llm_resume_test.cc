@@ -184,7 +184,7 @@ TEST_SUITE("cli resume") {
       std::string strategy;
       bool with_knobs;
     };
-    int duplicates = 0;
+    int duplicates = 0, combines = 0;  // over both searches
     for (const Case& c : {Case{"graph-ucb", false}, Case{"model", true}}) {
       CAPTURE(c.strategy);
       Workspace alone, killed;
@@ -201,13 +201,15 @@ TEST_SUITE("cli resume") {
       // expansion counts used to lose.
       const auto count = [&](const std::string& what, const std::string& needle) {
         return std::count_if(expected.begin(), expected.end(), [&](const auto& row) {
-          return row[0] == what && (row[1].find(needle) != std::string::npos || row[2].find(needle) != std::string::npos ||
-                                    (row.size() > 3 && row[3].find(needle) != std::string::npos));
+          return row[0] == what && std::any_of(row.begin() + 1, row.end(), [&](const std::string& column) {
+                   return column.find(needle) != std::string::npos;
+                 });
         });
       };
       CHECK(count("event", "mutator_declined") > 0);
       CHECK(count("edge", "fix") > 0);
       duplicates += json::parse(whole.out).at("duplicates").get<int>();
+      combines += static_cast<int>(count("node", "combine #"));
 
       const std::string config = WriteConfig(killed, killed_provider.BaseUrl(), c.strategy, c.with_knobs);
       int kills = 0;
@@ -257,5 +259,6 @@ TEST_SUITE("cli resume") {
       }
     }
     CHECK(duplicates > 0);
+    CHECK(combines > 0);  // LLM combines of two parents resume too
   }
 }

@@ -85,7 +85,14 @@ inline std::vector<std::vector<std::string>> Query(const Workspace& workspace, c
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open_v2(workspace.db().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
   sqlite3_stmt* statement = nullptr;
-  REQUIRE_MESSAGE(sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK, sql);
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
+    // A session killed after it created the file but before the schema:
+    // nothing is stored yet. Any other failure is the query's.
+    const std::string error = sqlite3_errmsg(db);
+    sqlite3_close(db);
+    REQUIRE_MESSAGE(error.rfind("no such table", 0) == 0, sql << ": " << error);
+    return rows;
+  }
   while (sqlite3_step(statement) == SQLITE_ROW) {
     std::vector<std::string> row;
     for (int i = 0; i < sqlite3_column_count(statement); ++i) {
