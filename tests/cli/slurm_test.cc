@@ -120,8 +120,8 @@ std::string WriteConfig(const Workspace& workspace, const json& config) {
 
 }  // namespace
 
-// Four kernels of the workspace's "affine" task: MODE 0 and 1 are correct,
-// 2 never returns, 3 dies of SIGSEGV.
+// Four kernels of the workspace's "affine" task: MODE 0 and 1 are correct
+// (and different code), 2 never returns, 3 dies of SIGSEGV.
 constexpr char kModeSeed[] = R"(// kestrel:knob MODE 0 1 2 3
 #include <cstdint>
 void axpy(const float* x, float* y, int64_t n) {
@@ -131,7 +131,11 @@ void axpy(const float* x, float* y, int64_t n) {
     }
   }
   if (MODE == 3) *static_cast<volatile float*>(nullptr) = 1.0f;
-  for (int64_t i = 0; i < n; ++i) y[i] = MODE == 1 ? x[i] * 2.0f + 1.0f : 2.0f * x[i] + 1.0f;
+  if (MODE == 1) {  // the same results by other code (a same_code copy would not run as a job)
+    for (int64_t i = n; i-- > 0;) y[i] = x[i] * 2.0f + 1.0f;
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;
 }
 )";
 
