@@ -58,6 +58,16 @@ constexpr char kOutputFormat[] =
     "(the first value is the default; the file is compiled with -DNAME=value, so guard a default with "
     "#ifndef NAME).\n";
 
+// The request every prompt makes: the system prompt and one user message.
+LlmRequest UserRequest(std::string user, int max_tokens, double temperature) {
+  LlmRequest request;
+  request.system = kSystem;
+  request.messages = {{"user", std::move(user)}};
+  request.max_tokens = max_tokens;
+  request.temperature = temperature;
+  return request;
+}
+
 }  // namespace
 
 const std::vector<std::string>& MutationDirections() {
@@ -104,12 +114,7 @@ LlmRequest MutationPrompt(const MutationPromptInput& input) {
   user += "\n## Direction\nMake the parent faster. Focus on this idea: " + input.direction +
           ". Keep the results within the tolerance.\n\n";
   user += kOutputFormat;
-  LlmRequest request;
-  request.system = kSystem;
-  request.messages = {{"user", std::move(user)}};
-  request.max_tokens = input.max_tokens;
-  request.temperature = input.temperature;
-  return request;
+  return UserRequest(std::move(user), input.max_tokens, input.temperature);
 }
 
 LlmRequest FixPrompt(const Task& task, const Candidate& source, Outcome outcome, std::string_view reason,
@@ -121,12 +126,7 @@ LlmRequest FixPrompt(const Task& task, const Candidate& source, Outcome outcome,
   user += "\n## Request\nFix this version so that it compiles, matches the reference within the tolerance and "
           "stays fast. Give the corrected complete file.\n\n";
   user += kOutputFormat;
-  LlmRequest request;
-  request.system = kSystem;
-  request.messages = {{"user", std::move(user)}};
-  request.max_tokens = max_tokens;
-  request.temperature = temperature;
-  return request;
+  return UserRequest(std::move(user), max_tokens, temperature);
 }
 
 LlmRequest CombinePrompt(const Task& task, const CombineParent& first, const CombineParent& second,
@@ -141,12 +141,7 @@ LlmRequest CombinePrompt(const Task& task, const CombineParent& first, const Com
       "that make each fast, drop what makes either slow. Keep the results within the tolerance.\n\n",
       first.node, second.node);
   user += kOutputFormat;
-  LlmRequest request;
-  request.system = kSystem;
-  request.messages = {{"user", std::move(user)}};
-  request.max_tokens = max_tokens;
-  request.temperature = temperature;
-  return request;
+  return UserRequest(std::move(user), max_tokens, temperature);
 }
 
 }  // namespace kestrel
