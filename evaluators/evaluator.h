@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/host.h"
 #include "core/measurement.h"
+#include "core/profile.h"
 #include "core/roofline.h"
 #include "core/task.h"
 #include "evaluators/executor.h"
@@ -65,6 +66,18 @@ class Evaluator {
   virtual std::string SandboxGap() const { return ""; }
   // The user chose no sandbox at all (evaluator.sandbox "none").
   virtual bool Unconfined() const { return false; }
+  // Profiles a built candidate that was measured (`measurement`, outcome
+  // measured): core/profile.h, under the same sandbox and limits as its
+  // measurement. Sources this machine lacks are listed in the profile's
+  // `unavailable`, not failed. Default: this evaluator cannot (NotFound),
+  // and CanProfile says so up front. Called at most once at a time per
+  // device slot, like Measure (the engine holds the slot).
+  virtual bool CanProfile() const { return false; }
+  virtual Result<Profile> ProfileBuilt(const Candidate& candidate, const BuildResult& build,
+                                       const Measurement& measurement) {
+    (void)candidate, (void)build, (void)measurement;
+    return Fail(Error::NotFound("this evaluator cannot profile"));
+  }
 };
 
 // What every evaluator's Measure does around its own work: runs `measure`,

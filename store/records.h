@@ -210,6 +210,20 @@ struct LlmCallRecord {
   int retries = 0;
   std::string error;
   std::int64_t created_at = 0;
+  // What the call was for: "mutate", "fix", "combine", "analysis", "plan".
+  std::string purpose = "mutate";
+};
+
+// One profile of a node on a host (core/profile.h; docs/SCHEMA.md "profiles").
+struct ProfileRecord {
+  std::int64_t id = 0;
+  std::int64_t node_id = 0;
+  std::int64_t host_id = 0;  // 0: none
+  std::int64_t run_id = 0;   // 0: none (kestrel show --profile, eval)
+  std::string profile_json;  // ProfileToJson
+  std::string digest;        // ProfileDigest of it
+  double seconds = 0.0;      // what taking it cost
+  std::int64_t created_at = 0;
 };
 
 }  // namespace kestrel

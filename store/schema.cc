@@ -225,9 +225,30 @@ ALTER TABLE nodes ADD COLUMN code_hash TEXT;
 CREATE INDEX nodes_by_code ON nodes(graph_id, code_hash);
 )sql";
 
+// v6: profiles of measured candidates, per node and host (core/profile.h:
+// the profile as JSON and its digest), and what each LLM call was for
+// (mutate, fix, combine, analysis, plan; calls before v6 were mutations or
+// fixes, and are all 'mutate').
+constexpr std::string_view kSchemaV6 = R"sql(
+CREATE TABLE profiles (
+  id INTEGER PRIMARY KEY,
+  node_id INTEGER NOT NULL REFERENCES nodes(id),
+  host_id INTEGER REFERENCES hosts(id),
+  run_id INTEGER REFERENCES runs(id),
+  profile_json TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  seconds REAL NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX profiles_by_node ON profiles(node_id, host_id);
+ALTER TABLE llm_calls ADD COLUMN purpose TEXT NOT NULL DEFAULT 'mutate';
+CREATE INDEX llm_calls_by_purpose ON llm_calls(node_id, purpose);
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 5> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5};
+constexpr std::array<std::string_view, 6> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3,
+                                                         kSchemaV4, kSchemaV5, kSchemaV6};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

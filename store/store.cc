@@ -380,27 +380,29 @@ Result<std::int64_t> Store::AddLlmCall(const LlmCallRecord& call) {
   if (!transaction) return Fail(transaction.error());
   auto insert = impl_->Prepare(kOp, R"sql(
     INSERT INTO llm_calls (run_id, node_id, provider, model, prompt_json, response, input_tokens, output_tokens,
-                           cost_usd, latency_s, http_status, retries, error, created_at)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))sql");
+                           cost_usd, latency_s, http_status, retries, error, created_at, purpose)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15))sql");
   if (!insert) return Fail(insert.error());
   store::Statement& s = **insert;
   s.BindId(1, call.run_id).Bind(2, call.node_id).Bind(3, call.provider).Bind(4, call.model).Bind(5, call.prompt);
   s.Bind(6, call.response).Bind(7, call.input_tokens).Bind(8, call.output_tokens).Bind(9, call.cost_usd);
   s.Bind(10, call.latency_s).Bind(11, call.http_status).Bind(12, call.retries).Bind(13, call.error);
-  s.Bind(14, OrNow(call.created_at));
+  s.Bind(14, OrNow(call.created_at)).Bind(15, call.purpose.empty() ? std::string("mutate") : call.purpose);
   if (auto done = s.Run(); !done) return Fail(done.error());
   const std::int64_t id = impl_->LastInsertId();
   if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
   return id;
 }
 
-Result<std::vector<LlmCallRecord>> Store::LlmCallsForNode(std::int64_t node_id) {
+Result<std::vector<LlmCallRecord>> Store::LlmCallsForNode(std::int64_t node_id) { return LlmCallsForNode(node_id, ""); }
+
+Result<std::vector<LlmCallRecord>> Store::LlmCallsForNode(std::int64_t node_id, const std::string& purpose) {
   auto select = impl_->Prepare("LlmCallsForNode", R"sql(
     SELECT id, run_id, node_id, provider, model, prompt_json, response, input_tokens, output_tokens, cost_usd,
-           latency_s, http_status, retries, error, created_at
-    FROM llm_calls WHERE node_id = ?1 ORDER BY id)sql");
+           latency_s, http_status, retries, error, created_at, purpose
+    FROM llm_calls WHERE node_id = ?1 AND (?2 = '' OR purpose = ?2) ORDER BY id)sql");
   if (!select) return Fail(select.error());
-  (*select)->Bind(1, node_id);
+  (*select)->Bind(1, node_id).Bind(2, purpose);
   std::vector<LlmCallRecord> calls;
   for (;;) {
     auto row = (*select)->Step();
@@ -423,6 +425,7 @@ Result<std::vector<LlmCallRecord>> Store::LlmCallsForNode(std::int64_t node_id) 
     call.retries = static_cast<int>(r.Int(12));
     call.error = r.Text(13);
     call.created_at = r.Int(14);
+    call.purpose = r.Text(15);
     calls.push_back(std::move(call));
   }
 }

@@ -29,7 +29,7 @@ struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 class Store {
  public:
@@ -173,6 +173,15 @@ class Store {
   Result<std::int64_t> AddLlmCall(const LlmCallRecord& call);
   // In id order.
   Result<std::vector<LlmCallRecord>> LlmCallsForNode(std::int64_t node_id);
+  // The node's calls with this purpose ("analysis", ...), in id order.
+  Result<std::vector<LlmCallRecord>> LlmCallsForNode(std::int64_t node_id, const std::string& purpose);
+
+  // --- profiles (store_profiles.cc) --------------------------------------------
+  // Stores a profile of a node taken on a host (host_id / run_id 0: none).
+  // NotFound for an unknown node, run or host.
+  Result<std::int64_t> AddProfile(const ProfileRecord& profile);
+  // The newest profile of the node taken on `host_id` (0: on any host).
+  Result<std::optional<ProfileRecord>> LatestProfile(std::int64_t node_id, std::int64_t host_id);
 
   // --- maintenance -------------------------------------------------------------
   // PRAGMA integrity_check == "ok".

@@ -57,6 +57,13 @@ struct ParentView {
   std::vector<std::string> inspirations{};     // sources of other strong nodes
   std::vector<std::string> recent_failures{};  // short reasons of recent failures
   std::vector<CombinePartner> partners{};       // strongest first
+  // The parent's profile digest on this host (core/profile.h,
+  // ProfileDigest); "" when it has none (the evaluator cannot profile).
+  std::string profile_digest{};
+  // The parent's position on the roofline when it has a profile: the
+  // fraction reached and the bound ("compute" / "memory"; "" unknown).
+  double roofline_fraction = 0.0;
+  std::string bound{};
   // The strategy's knob search (model, portfolio): the knob mutator asks it
   // for the variant instead of making a one-step move. Null otherwise.
   std::shared_ptr<KnobAdvisor> advisor{};

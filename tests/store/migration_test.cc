@@ -85,7 +85,8 @@ TEST_SUITE("store") {
          "ALTER TABLE measurement_shapes DROP COLUMN roofline_fraction; DROP TABLE calibrations;"
          "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
          "ALTER TABLE measurements DROP COLUMN baseline_speedup; ALTER TABLE nodes DROP COLUMN expansions;"
-         "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash; PRAGMA user_version = 1;");
+         "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; PRAGMA user_version = 1;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 0);
     {
       auto store = Must(Store::Open(path));
@@ -124,7 +125,7 @@ TEST_SUITE("store") {
     }
     Exec(path,
          "ALTER TABLE nodes DROP COLUMN expansions; DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "PRAGMA user_version = 3;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; PRAGMA user_version = 3;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     std::map<std::int64_t, std::int64_t> expansions;
@@ -147,7 +148,8 @@ TEST_SUITE("store") {
       const auto graph_id = Must(store->GraphForTask(task_id, false));
       node = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
     }
-    Exec(path, "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash; PRAGMA user_version = 4;");
+    Exec(path, "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
+               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; PRAGMA user_version = 4;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'code_hash'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -158,6 +160,49 @@ TEST_SUITE("store") {
     Must(store->SetCodeHash(node, "ab12"));
     CHECK(Must(store->CodeHash(node)) == "ab12");
     CHECK(store->SetCodeHash(node + 100, "ab12").error().IsNotFound());
+  }
+
+  TEST_CASE("a v5 file gets the profiles table and each LLM call's purpose ('mutate' for the calls it had)") {
+    testing::TempDir dir;
+    const auto path = dir / "v5.db";
+    std::int64_t node = 0;
+    {
+      auto store = Must(Store::Open(path));
+      const auto task_id = Must(store->UpsertTask(testing::MakeTask("t")));
+      const auto graph_id = Must(store->GraphForTask(task_id, false));
+      node = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
+      LlmCallRecord call;
+      call.node_id = node;
+      call.provider = "openai";
+      call.model = "m";
+      call.prompt = "[]";
+      Must(store->AddLlmCall(call));
+    }
+    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; PRAGMA user_version = 5;");
+    CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'profiles'") == 0);
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == kSchemaVersion);
+    const auto calls = Must(store->LlmCallsForNode(node));
+    REQUIRE(calls.size() == 1);
+    CHECK(calls[0].purpose == "mutate");
+    CHECK(Must(store->LlmCallsForNode(node, "analysis")).empty());
+    CHECK_FALSE(Must(store->LatestProfile(node, 0)).has_value());
+    ProfileRecord profile;
+    profile.node_id = node;
+    profile.profile_json = "{}";
+    profile.digest = "roofline: 50%";
+    profile.seconds = 0.25;
+    Must(store->AddProfile(profile));
+    profile.digest = "roofline: 60%";
+    const auto newest = Must(store->AddProfile(profile));
+    const auto latest = Must(store->LatestProfile(node, 0));
+    REQUIRE(latest.has_value());
+    CHECK(latest->id == newest);
+    CHECK(latest->digest == "roofline: 60%");
+    CHECK(latest->seconds == 0.25);
+    CHECK_FALSE(Must(store->LatestProfile(node, 7)).has_value());  // no profile on host 7
+    profile.node_id = node + 100;
+    CHECK(store->AddProfile(profile).error().IsNotFound());
   }
 
   TEST_CASE("a file from a newer Kestrel is refused") {
