@@ -240,6 +240,7 @@ std::string StopReasonText(const StopReason& reason) {
     case StopKind::kPlateau: return "no new best within the plateau budget (plateau)";
     case StopKind::kExhausted: return "nothing left to try: every candidate's mutators declined (exhausted)";
     case StopKind::kSignal: return "interrupted by a signal; `kestrel resume` continues it (signal)";
+    case StopKind::kRoofline: return "a confirmed best reached the roofline budget's fraction (roofline)";
     case StopKind::kError: break;
   }
   return ToString(reason);

@@ -28,30 +28,71 @@ Status ParseStrategy(const json& object, const std::string& origin, StrategyConf
   return fields.Finish();
 }
 
+// The fields of an LLM endpoint, shared by llm mutators and the analyst.
+Status ParseLlmFields(JsonFields& fields, const std::string& origin, MutatorConfig& out) {
+  fields.OneOf("provider", out.provider, {"openai", "anthropic"});
+  fields.String("model", out.model);
+  fields.String("base_url", out.base_url);
+  fields.String("api_key_env", out.api_key_env);
+  fields.Integer("max_concurrency", out.max_concurrency, 1, 1024);
+  fields.Number("timeout_s", out.timeout_s, 1.0, 86400.0);
+  fields.Number("temperature", out.temperature, 0.0, 2.0);
+  fields.Integer("max_tokens", out.max_tokens, 1, 10'000'000);
+  if (const json* price = fields.Object("price_per_mtok")) {
+    JsonFields price_fields(*price, origin, fields.PathOf("price_per_mtok"));
+    price_fields.Number("input", out.price_input_per_mtok, 0.0, 1e6);
+    price_fields.Number("output", out.price_output_per_mtok, 0.0, 1e6);
+    if (auto status = price_fields.Finish(); !status) return status;
+  }
+  if (out.model.empty()) fields.Fail("model", "a model name");
+  return {};
+}
+
+json LlmFieldsJson(const MutatorConfig& llm) {
+  return {{"provider", llm.provider},
+          {"model", llm.model},
+          {"base_url", llm.base_url},
+          {"api_key_env", llm.api_key_env},  // the variable's name, never its value
+          {"max_concurrency", llm.max_concurrency},
+          {"timeout_s", llm.timeout_s},
+          {"temperature", llm.temperature},
+          {"max_tokens", llm.max_tokens},
+          {"price_per_mtok", {{"input", llm.price_input_per_mtok}, {"output", llm.price_output_per_mtok}}}};
+}
+
 Status ParseMutator(const json& object, const std::string& origin, const std::string& path, MutatorConfig& out) {
   JsonFields fields(object, origin, path);
   fields.OneOf("kind", out.kind, {"knob", "llm"});
   if (!fields.Has("kind")) fields.Fail("kind", "\"knob\" or \"llm\" (the field is missing)");
   fields.Number("weight", out.weight, 0.0, 1e6);
   if (out.kind == "llm") {
-    fields.OneOf("provider", out.provider, {"openai", "anthropic"});
-    fields.String("model", out.model);
-    fields.String("base_url", out.base_url);
-    fields.String("api_key_env", out.api_key_env);
-    fields.Integer("max_concurrency", out.max_concurrency, 1, 1024);
-    fields.Number("timeout_s", out.timeout_s, 1.0, 86400.0);
-    fields.Number("temperature", out.temperature, 0.0, 2.0);
-    fields.Integer("max_tokens", out.max_tokens, 1, 10'000'000);
+    if (auto status = ParseLlmFields(fields, origin, out); !status) return status;
     fields.Number("combine_share", out.combine_share, 0.0, 1.0);
-    if (const json* price = fields.Object("price_per_mtok")) {
-      JsonFields price_fields(*price, origin, fields.PathOf("price_per_mtok"));
-      price_fields.Number("input", out.price_input_per_mtok, 0.0, 1e6);
-      price_fields.Number("output", out.price_output_per_mtok, 0.0, 1e6);
-      if (auto status = price_fields.Finish(); !status) return status;
-    }
-    if (out.model.empty()) fields.Fail("model", "a model name");
+    fields.Boolean("plan", out.plan);
   }
   return fields.Finish();
+}
+
+// "analyst": false, or an object of LLM endpoint fields.
+Status ParseAnalyst(const json& value, const std::string& origin, AnalystConfig& out) {
+  if (value.is_boolean()) {
+    if (value.get<bool>()) {
+      return Fail(Error::InvalidArgument(origin + ": analyst: expected false or an object with a model (true is "
+                                                  "the default: leave the field out)"));
+    }
+    out.off = true;
+    return {};
+  }
+  if (!value.is_object()) {
+    return Fail(Error::InvalidArgument(origin + ": analyst: expected false or an object, got " + DescribeJson(value)));
+  }
+  MutatorConfig endpoint;
+  endpoint.kind = "llm";
+  JsonFields fields(value, origin, "analyst");
+  if (auto status = ParseLlmFields(fields, origin, endpoint); !status) return status;
+  if (auto status = fields.Finish(); !status) return status;
+  out.endpoint = endpoint;
+  return {};
 }
 
 Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorConfig& out) {
@@ -142,6 +183,12 @@ Status ParseBudget(const json& object, const std::string& origin, BudgetConfig& 
     fields.Integer("plateau", value, 1, kHugeInt);
     out.plateau = value;
   }
+  if (fields.Has("roofline")) {
+    double value = 0;
+    fields.Number("roofline", value, 0.0, 1.5);
+    if (value <= 0.0) fields.Fail("roofline", "a fraction of the roofline above 0 and at most 1.5, e.g. 0.9");
+    out.roofline = value;
+  }
   return fields.Finish();
 }
 
@@ -199,6 +246,10 @@ Result<RunConfig> ParseRunConfig(const json& document, const std::string& origin
       config.mutators = std::move(mutators);
     }
     fields.MarkSeen("mutators");  // its type error (if any) is already recorded
+  }
+  if (fields.Has("analyst")) {
+    if (auto status = ParseAnalyst(document.at("analyst"), origin, config.analyst); !status) return Fail(status.error());
+    fields.MarkSeen("analyst");
   }
   if (const json* evaluator = fields.Object("evaluator")) {
     if (auto status = ParseEvaluator(*evaluator, origin, config.evaluator); !status) return Fail(status.error());
@@ -275,17 +326,8 @@ json ToJson(const RunConfig& config) {
   for (const auto& mutator : config.mutators) {
     json entry = {{"kind", mutator.kind}, {"weight", mutator.weight}};
     if (mutator.kind == "llm") {
-      entry.update({{"provider", mutator.provider},
-                    {"model", mutator.model},
-                    {"base_url", mutator.base_url},
-                    {"api_key_env", mutator.api_key_env},  // the variable's name, never its value
-                    {"max_concurrency", mutator.max_concurrency},
-                    {"timeout_s", mutator.timeout_s},
-                    {"temperature", mutator.temperature},
-                    {"max_tokens", mutator.max_tokens},
-                    {"combine_share", mutator.combine_share},
-                    {"price_per_mtok", {{"input", mutator.price_input_per_mtok},
-                                        {"output", mutator.price_output_per_mtok}}}});
+      entry.update(LlmFieldsJson(mutator));
+      entry.update({{"combine_share", mutator.combine_share}, {"plan", mutator.plan}});
     }
     mutators.push_back(entry);
   }
@@ -294,7 +336,8 @@ json ToJson(const RunConfig& config) {
   if (config.budget.evaluations) budget["evaluations"] = *config.budget.evaluations;
   if (config.budget.usd) budget["usd"] = *config.budget.usd;
   if (config.budget.plateau) budget["plateau"] = *config.budget.plateau;
-  return {
+  if (config.budget.roofline) budget["roofline"] = *config.budget.roofline;
+  json document = {
       {"task", config.task},
       {"strategy", ToJson(config.strategy)},
       {"mutators", mutators},
@@ -316,6 +359,19 @@ json ToJson(const RunConfig& config) {
       {"max_fix_rounds", config.max_fix_rounds},
       {"seed", config.seed},
   };
+  // Absent: the default (the first llm mutator's endpoint).
+  if (config.analyst.off) document["analyst"] = false;
+  if (config.analyst.endpoint) document["analyst"] = LlmFieldsJson(*config.analyst.endpoint);
+  return document;
+}
+
+std::optional<MutatorConfig> AnalystEndpoint(const RunConfig& config) {
+  if (config.analyst.off) return std::nullopt;
+  if (config.analyst.endpoint) return config.analyst.endpoint;
+  for (const MutatorConfig& mutator : config.mutators) {
+    if (mutator.kind == "llm") return mutator;
+  }
+  return std::nullopt;
 }
 
 }  // namespace kestrel

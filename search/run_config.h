@@ -43,6 +43,18 @@ struct MutatorConfig {
   // The share of expansions that recombine the parent with a strong measured
   // node of another source (a `combine` prompt with both); 0: never.
   double combine_share = 0.2;
+  // Plan then implement: a first call asks for a short plan (purpose
+  // "plan"), a second implements it (purpose "mutate").
+  bool plan = false;
+};
+
+// The analysis model (issue 18): the llm fields of a MutatorConfig (provider,
+// model, base_url, api_key_env, timeout_s, max_tokens, temperature, prices,
+// max_concurrency); the rest is unused. `"analyst": false` turns it off;
+// absent, the first llm mutator's endpoint analyses (AnalystEndpoint).
+struct AnalystConfig {
+  bool off = false;
+  std::optional<MutatorConfig> endpoint;  // given in the config
 };
 
 struct BudgetConfig {
@@ -50,6 +62,8 @@ struct BudgetConfig {
   std::optional<std::int64_t> evaluations;
   std::optional<double> usd;
   std::optional<std::int64_t> plateau;  // stop after this many evaluations without a new best
+  // Stop once a confirmed best reaches this fraction of the roofline (0 < x <= 1.5).
+  std::optional<double> roofline;
 };
 
 struct ParallelConfig {
@@ -72,6 +86,7 @@ struct RunConfig {
   std::string task;
   StrategyConfig strategy;
   std::vector<MutatorConfig> mutators = {MutatorConfig{}};
+  AnalystConfig analyst;
   EvaluatorConfig evaluator;
   ExecutorConfig executor;
   BudgetConfig budget;
@@ -80,6 +95,10 @@ struct RunConfig {
   int max_fix_rounds = 3;
   std::uint64_t seed = 1;
 };
+
+// The endpoint that analyses profiled parents: the config's analyst, else
+// the first llm mutator's; none when the analyst is off or no llm mutator exists.
+std::optional<MutatorConfig> AnalystEndpoint(const RunConfig& config);
 
 // Parses a config document; `origin` names it in messages (a file path).
 Result<RunConfig> ParseRunConfig(const nlohmann::json& document, const std::string& origin);

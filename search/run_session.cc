@@ -10,6 +10,7 @@
 #include "core/host.h"
 #include "evaluators/make_evaluator.h"
 #include "search/engine/line_prefix.h"
+#include "search/mutators/analyst.h"
 #include "search/mutators/llm_mutator.h"
 #include "store/store.h"
 
@@ -21,22 +22,39 @@ std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::p
   return dirs;
 }
 
+namespace {
+
+// A client for an llm endpoint config; `where` names it in messages.
+Result<std::shared_ptr<LlmClient>> ClientFor(const MutatorConfig& config, const std::string& where) {
+  // The key lives in the client only: never in the config, the store or a message.
+  auto key = ReadApiKey(config.api_key_env);
+  if (!key) return Fail(key.error().WithContext(where));
+  auto client = LlmClient::Make(EndpointFor(config, std::move(*key)));
+  if (!client) return Fail(client.error().WithContext(where));
+  return std::shared_ptr<LlmClient>(std::move(*client));
+}
+
+}  // namespace
+
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
                                                            const HostInfo& host, std::shared_ptr<Budget> budget) {
   std::vector<std::unique_ptr<Mutator>> mutators;
   auto shared_task = std::make_shared<const Task>(task);
+  std::shared_ptr<Analyst> analyst;
+  if (const auto endpoint = AnalystEndpoint(config)) {
+    auto client = ClientFor(*endpoint, "analyst");
+    if (!client) return Fail(client.error());
+    analyst = std::make_shared<Analyst>(*endpoint, std::move(*client), budget);
+  }
   for (std::size_t i = 0; i < config.mutators.size(); ++i) {
     const MutatorConfig& mutator = config.mutators[i];
     if (mutator.kind == "knob") {
       mutators.push_back(MakeKnobMutator());
     } else if (mutator.kind == "llm") {
-      // The key lives in the client only: never in the config, the store or a message.
-      auto key = ReadApiKey(mutator.api_key_env);
-      if (!key) return Fail(key.error().WithContext(fmt::format("mutators[{}]", i)));
-      auto client = LlmClient::Make(EndpointFor(mutator, std::move(*key)));
-      if (!client) return Fail(client.error().WithContext(fmt::format("mutators[{}]", i)));
-      mutators.push_back(MakeLlmMutator(mutator, std::shared_ptr<LlmClient>(std::move(*client)),
-                                        LlmContext{shared_task, host, config.evaluator.threads, budget}));
+      auto client = ClientFor(mutator, fmt::format("mutators[{}]", i));
+      if (!client) return Fail(client.error());
+      mutators.push_back(MakeLlmMutator(mutator, std::move(*client),
+                                        LlmContext{shared_task, host, config.evaluator.threads, budget, analyst}));
     } else {
       return Fail(Error::InvalidArgument(fmt::format(
           "mutators[{}]: the '{}' mutator is not available in this build yet; use {{\"kind\": \"knob\"}}", i,

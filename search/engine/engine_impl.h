@@ -157,6 +157,11 @@ class Engine::Impl {
   Event Mutate(const WorkItem& item);
   // Fills the context fields of `parent` (lineage, inspirations...). Locked.
   void FillContextLocked(ParentView& parent);
+  // Of FillContextLocked: the parent's baseline speedup and stored analysis. Locked.
+  void FillStoredLocked(ParentView& parent);
+  // Tells the mutator that made `node` its result (the direction bandit
+  // learns from it), before the run's state is saved. Locked.
+  void ReportToMakerLocked(NodeId node, Outcome outcome, std::optional<double> speedup);
 
   // engine.cc: the stages' bodies. No exception escapes them: a failure
   // travels as an outcome (or stops the run). RecordStage also releases the

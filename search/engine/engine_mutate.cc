@@ -94,10 +94,13 @@ void Engine::Impl::FillContextLocked(ParentView& parent) {
   for (NodeId id : graph_.Lineage(parent.id)) {
     parent.lineage.push_back({state_.MutationOf(id), result_of(id)});
   }
-  for (NodeId id : graph_.Best(4)) {
-    if (id == parent.id || parent.inspirations.size() >= 2) continue;
+  const std::vector<NodeId> best = graph_.Best(4);
+  for (std::size_t rank = 0; rank < best.size(); ++rank) {
+    const NodeId id = best[rank];
+    if (id == parent.id || parent.inspirations.size() >= 2 || !graph_.Node(id).speedup) continue;
     if (const std::string& source = state_.SourceOf(id); source != parent.candidate.source) {
-      parent.inspirations.push_back(fmt::format("// {} ({})\n{}", state_.MutationOf(id), result_of(id), source));
+      parent.inspirations.push_back(
+          {static_cast<int>(rank) + 1, *graph_.Node(id).speedup, state_.MutationOf(id), source});
     }
   }
   for (NodeId id : graph_.Best(4)) {
@@ -106,6 +109,27 @@ void Engine::Impl::FillContextLocked(ParentView& parent) {
     parent.partners.push_back({id, state_.CandidateOf(id), result_of(id) + " speedup over the reference"});
   }
   parent.recent_failures.assign(recent_failures_.begin(), recent_failures_.end());
+  for (NodeId child : graph_.Children(parent.id)) parent.child_mutations.push_back(state_.MutationOf(child));
+  FillStoredLocked(parent);
+}
+
+// What the store holds about the parent beyond the graph: the expert
+// baseline's speedup from its latest measurement, and its analysis when an
+// earlier session paid for one (a call that got a reply: one that failed
+// without one is made again).
+void Engine::Impl::FillStoredLocked(ParentView& parent) {
+  if (task_.baseline) {
+    auto measurements = store_.GetMeasurements(parent.id);
+    if (measurements && !measurements->empty()) parent.baseline_speedup = measurements->back().measurement.baseline_speedup;
+  }
+  auto analyses = store_.LlmCallsForNode(parent.id, "analysis");
+  if (!analyses) return;
+  for (auto call = analyses->rbegin(); call != analyses->rend(); ++call) {
+    if (!call->response.empty()) {
+      parent.stored_analysis = call->response;
+      break;
+    }
+  }
 }
 
 }  // namespace kestrel

@@ -160,6 +160,7 @@ void Engine::Impl::RecordSameCodeLocked(const Job& job, NodeId twin) {
   const std::optional<double> speedup = graph_.Node(twin).speedup;
   --started_;
   ObserveLocked(job.node, speedup, true);  // before the state is saved, as for a result
+  ReportToMakerLocked(job.node, Outcome::kMeasured, speedup);  // the twin was timed on this host
   ChangeNotes notes;
   notes.run_state = SaveStateLocked();
   auto copy = state_.SetSameCode(job.node, twin, job.build.seconds, std::move(notes));
@@ -189,8 +190,11 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) 
   const std::size_t fixes_before = fixes_.size();
   const auto failures_before = recent_failures_;
   MaybeQueueFix(job, measurement);
-  // Before the state is saved: the portfolio's bandit learns from this result.
+  // Before the state is saved: the portfolio's bandit and the maker's
+  // direction bandit learn from this result.
   ObserveLocked(job.node, measured ? std::optional<double>(measurement.speedup) : std::nullopt, true);
+  ReportToMakerLocked(job.node, measurement.outcome,
+                      measured ? std::optional<double>(measurement.speedup) : std::nullopt);
   notes.run_state = SaveStateLocked();
   if (auto done = state_.SetResult(job.node, measurement, round, std::move(notes)); !done) {
     incumbent_ = incumbent_before;
@@ -213,6 +217,17 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) 
   if (options_.budget->Check(BudgetUse::SinceBest(since_best_)) == StopKind::kPlateau) StopLocked(StopKind::kPlateau);
   Progress(job, measurement);
   return Route::kDone;
+}
+
+void Engine::Impl::ReportToMakerLocked(NodeId node, Outcome outcome, std::optional<double> speedup) {
+  const auto made_by = made_by_.find(node);
+  if (made_by == made_by_.end()) return;
+  ChildResult result{node, 0, state_.MutationOf(node), outcome, speedup, std::nullopt};
+  if (const auto parent = graph_.FirstParent(node)) {
+    result.parent = *parent;
+    result.parent_speedup = graph_.Node(*parent).speedup;
+  }
+  mutators_[static_cast<std::size_t>(made_by->second)]->OnResult(result);
 }
 
 void Engine::Impl::MaybeQueueFix(const Job& job, const Measurement& measurement) {

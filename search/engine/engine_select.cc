@@ -101,6 +101,12 @@ std::string Engine::Impl::SaveStateLocked(const std::optional<MadeBy>& also) con
   std::sort(made.begin(), made.end());
   nlohmann::json streaks = nlohmann::json::array();
   for (const auto& [node, count] : duplicate_streak_) streaks.push_back({node, count});
+  // What each mutator learned (the LLM mutator's direction bandit), by index.
+  nlohmann::json learned = nlohmann::json::array();
+  for (const auto& mutator : mutators_) {
+    const std::string saved = mutator->SaveState();
+    learned.push_back(saved.empty() ? nlohmann::json() : nlohmann::json::parse(saved));
+  }
   return nlohmann::json{{"version", 1},
                         {"selections", selections_},
                         {"recent_failures", recent_failures_},
@@ -109,7 +115,8 @@ std::string Engine::Impl::SaveStateLocked(const std::optional<MadeBy>& also) con
                         {"incumbent", incumbent_},
                         {"strategy", strategy_->SaveState()},
                         {"fixes", fixes},
-                        {"duplicate_streaks", streaks}}
+                        {"duplicate_streaks", streaks},
+                        {"mutators", learned}}
       .dump();
 }
 
@@ -145,6 +152,15 @@ Status Engine::Impl::RestoreState() {
     }
     for (const nlohmann::json& streak : state.value("duplicate_streaks", nlohmann::json::array())) {
       duplicate_streak_[streak.at(0).get<NodeId>()] = streak.at(1).get<int>();
+    }
+    // A mutator's state is restored when the resumed config has a mutator
+    // of the same kind at its index (older saved states have none).
+    const nlohmann::json learned = state.value("mutators", nlohmann::json::array());
+    for (std::size_t index = 0; index < learned.size() && index < mutators_.size(); ++index) {
+      if (learned[index].is_null()) continue;
+      if (auto restored = mutators_[index]->RestoreState(learned[index].dump()); !restored) {
+        return Fail(restored.error().WithContext(where));
+      }
     }
     for (const nlohmann::json& fix : state.at("fixes")) {
       const NodeId node = fix.at("node").get<NodeId>();

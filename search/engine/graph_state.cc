@@ -98,7 +98,7 @@ Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& not
     if (auto done = writes(); !done) return done;
     for (LlmCallRecord& call : notes.calls) {
       call.run_id = run_id_;
-      call.node_id = node;
+      if (!call.node_id) call.node_id = node;  // an analysis names the node it analysed
       if (auto id = store_.AddLlmCall(call); !id) return Fail(id.error());
     }
     for (const auto& [kind, detail] : notes.events) {

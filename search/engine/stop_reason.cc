@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::string_view kErrorPrefix = "error: ";
 
-constexpr EnumNames<StopKind, 7> kNames{{
+constexpr EnumNames<StopKind, 8> kNames{{
     {StopKind::kTime, "time"},
     {StopKind::kEvaluations, "evaluations"},
     {StopKind::kUsd, "usd"},
@@ -15,6 +15,7 @@ constexpr EnumNames<StopKind, 7> kNames{{
     {StopKind::kExhausted, "exhausted"},
     {StopKind::kSignal, "signal"},
     {StopKind::kError, "error"},
+    {StopKind::kRoofline, "roofline"},
 }};
 
 }  // namespace

@@ -9,7 +9,8 @@
 
 namespace kestrel {
 
-enum class StopKind { kTime, kEvaluations, kUsd, kPlateau, kExhausted, kSignal, kError };
+// kRoofline: a confirmed best reached budget.roofline of the roofline.
+enum class StopKind { kTime, kEvaluations, kUsd, kPlateau, kExhausted, kSignal, kError, kRoofline };
 
 struct StopReason {
   StopReason(StopKind kind = StopKind::kExhausted) : kind(kind) {}  // NOLINT: a kind is a reason

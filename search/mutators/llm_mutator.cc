@@ -1,14 +1,21 @@
 #include "search/mutators/llm_mutator.h"
 
+#include <algorithm>
 #include <atomic>
+#include <iterator>
+#include <mutex>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "llm/code_block.h"
-#include "search/mutators/prompt.h"
 #include "search/engine/stop.h"
+#include "search/mutators/analyst.h"
+#include "search/mutators/direction_bandit.h"
+#include "search/mutators/paid_call.h"
+#include "search/mutators/prompt.h"
 
 namespace kestrel {
 
@@ -29,19 +36,12 @@ LlmEndpoint EndpointFor(const MutatorConfig& config, std::string api_key) {
 
 namespace {
 
-std::string MessagesJson(const LlmRequest& request) {
-  nlohmann::json messages = nlohmann::json::array();
-  if (!request.system.empty()) messages.push_back({{"role", "system"}, {"content", request.system}});
-  for (const LlmMessage& message : request.messages) {
-    messages.push_back({{"role", message.role}, {"content", message.content}});
-  }
-  return messages.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+constexpr char kRecommendationMark[] = "rec ";
 
 class LlmMutator final : public Mutator {
  public:
   LlmMutator(const MutatorConfig& config, std::shared_ptr<LlmClient> client, LlmContext context)
-      : config_(config), client_(std::move(client)), context_(std::move(context)) {}
+      : config_(config), client_(std::move(client)), context_(std::move(context)), bandit_(MutationDirections()) {}
 
   std::string_view Kind() const override { return "llm"; }
   bool WantsContext() const override { return true; }
@@ -63,12 +63,97 @@ class LlmMutator final : public Mutator {
           CombinePrompt(*context_.task, {parent.id, parent.candidate, parent.measurement},
                         {partner.id, partner.candidate, partner.measurement}, context_.host, context_.threads,
                         config_.max_tokens, config_.temperature);
-      return Call(request, parent.candidate,
+      return Call(request, "combine", parent.candidate,
                   fmt::format("combine #{} + #{}: llm:{}", parent.id, partner.id, config_.model), EdgeKind::kDerive,
                   is_known);
     }
-    const auto& directions = MutationDirections();
-    const std::string direction = directions[std::uniform_int_distribution<std::size_t>(0, directions.size() - 1)(rng)];
+    MutationPromptInput input = PromptInput(parent);
+    MutationResult result;
+    std::string label;
+    if (context_.analyst && !stopped_.load()) {
+      Analyst::Verdict verdict = context_.analyst->AnalysisOf(parent, input, [this] { return Cancelled(); });
+      if (verdict.call) result.calls.push_back(std::move(*verdict.call));
+      if (verdict.budget_spent) {
+        result.budget_spent = true;
+        result.note = verdict.note;
+        return result;
+      }
+      if (!verdict.note.empty()) result.note = verdict.note;
+      if (verdict.analysis) label = Follow(*verdict.analysis, parent, input);
+    }
+    if (label.empty()) {
+      std::lock_guard lock(mutex_);
+      input.direction = bandit_.arms()[bandit_.Choose(rng)];
+      label = input.direction;
+    }
+    const std::string mutation = "llm:" + config_.model + ":" + label;
+    if (config_.plan) {
+      MutationResult planned = Call(PlanPrompt(input), "plan", parent.candidate, mutation, EdgeKind::kDerive, is_known);
+      const bool have_plan = !planned.calls.empty() && planned.calls.back().error.empty();
+      Prepend(result, planned);
+      if (!have_plan) return planned;
+      input.plan = planned.calls.back().response;
+      result = std::move(planned);
+    }
+    MutationResult made = Call(MutationPrompt(input), "mutate", parent.candidate, mutation, EdgeKind::kDerive, is_known);
+    Prepend(result, made);
+    return made;
+  }
+
+  MutationResult Fix(const ParentView& failed, const Measurement& measurement, const IsKnown& is_known) override {
+    const LlmRequest request =
+        FixPrompt(*context_.task, failed.candidate, measurement.outcome, measurement.reason, measurement.log,
+                  context_.host, context_.threads, config_.max_tokens, config_.temperature);
+    return Call(request, "fix", failed.candidate,
+                "llm:" + config_.model + ":fix " + std::string(ToString(measurement.outcome)), EdgeKind::kFix,
+                is_known);
+  }
+
+  // A child made in a bandit direction credits it with its gain.
+  void OnResult(const ChildResult& child) override {
+    const std::string prefix = "llm:" + config_.model + ":";
+    if (child.mutation.rfind(prefix, 0) != 0) return;
+    std::lock_guard lock(mutex_);
+    bandit_.Credit(child.mutation.substr(prefix.size()),
+                   DirectionReward(child.outcome, child.speedup, child.parent_speedup));
+  }
+
+  std::string SaveState() const override {
+    std::lock_guard lock(mutex_);
+    nlohmann::json followed = nlohmann::json::array();
+    for (const auto& [node, count] : followed_) followed.push_back({node, count});
+    std::sort(followed.begin(), followed.end());
+    return nlohmann::json{{"bandit", bandit_.Save()}, {"followed", followed}}.dump();
+  }
+
+  Status RestoreState(const std::string& saved) override {
+    try {
+      const nlohmann::json state = nlohmann::json::parse(saved);
+      std::unordered_map<NodeId, std::size_t> followed;
+      for (const nlohmann::json& entry : state.at("followed")) {
+        followed[entry.at(0).get<NodeId>()] = entry.at(1).get<std::size_t>();
+      }
+      std::lock_guard lock(mutex_);
+      if (auto restored = bandit_.Restore(state.at("bandit")); !restored) return restored;
+      followed_ = std::move(followed);
+    } catch (const nlohmann::json::exception& error) {
+      return Fail(Error::Corruption(std::string("the llm mutator's saved state: ") + error.what()));
+    }
+    return {};
+  }
+
+ private:
+  bool Cancelled() const { return cancelled_.load() || StopRequested(); }
+
+  // The calls (and note) of the steps before `later` go first into it.
+  static void Prepend(MutationResult& earlier, MutationResult& later) {
+    later.calls.insert(later.calls.begin(), std::make_move_iterator(earlier.calls.begin()),
+                       std::make_move_iterator(earlier.calls.end()));
+    earlier.calls.clear();
+    if (later.note.empty()) later.note = earlier.note;
+  }
+
+  MutationPromptInput PromptInput(const ParentView& parent) const {
     MutationPromptInput input;
     input.task = context_.task.get();
     input.parent = parent.candidate;
@@ -76,69 +161,65 @@ class LlmMutator final : public Mutator {
     input.lineage = parent.lineage;
     input.inspirations = parent.inspirations;
     input.recent_failures = parent.recent_failures;
-    input.direction = direction;
+    input.profile_digest = parent.profile_digest;
+    input.roofline_fraction = parent.roofline_fraction;
+    input.bound = parent.bound;
+    input.baseline_speedup = parent.baseline_speedup;
     input.host = context_.host;
     input.threads = context_.threads;
     input.max_tokens = config_.max_tokens;
     input.temperature = config_.temperature;
-    return Call(MutationPrompt(input), parent.candidate, "llm:" + config_.model + ":" + direction, EdgeKind::kDerive, is_known);
+    return input;
   }
 
-  MutationResult Fix(const ParentView& failed, const Measurement& measurement, const IsKnown& is_known) override {
-    const LlmRequest request =
-        FixPrompt(*context_.task, failed.candidate, measurement.outcome, measurement.reason, measurement.log,
-                  context_.host, context_.threads, config_.max_tokens, config_.temperature);
-    return Call(request, failed.candidate, "llm:" + config_.model + ":fix " + std::string(ToString(measurement.outcome)),
-                EdgeKind::kFix, is_known);
+  // Sets `input` to follow one of the analysis' recommendations, in rank
+  // order and then round robin, so that siblings follow different ones; the
+  // count starts from the parent's children that already followed one (an
+  // earlier run's). Returns the mutation label.
+  std::string Follow(const Analysis& analysis, const ParentView& parent, MutationPromptInput& input) {
+    std::size_t index = 0;
+    {
+      std::lock_guard lock(mutex_);
+      auto [found, added] = followed_.try_emplace(parent.id, 0);
+      if (added) {
+        for (const std::string& mutation : parent.child_mutations) {
+          if (mutation.find(":" + std::string(kRecommendationMark)) != std::string::npos) ++found->second;
+        }
+      }
+      index = found->second++ % analysis.recommendations.size();
+    }
+    input.recommendation = analysis.recommendations[index];
+    input.rank = index + 1;
+    input.recommendations = analysis.recommendations.size();
+    return RecommendationLabel(analysis.recommendations[index], index, analysis.recommendations.size());
   }
 
- private:
   // Sends `request` and turns the reply into a proposal derived from `parent`.
-  MutationResult Call(const LlmRequest& request, const Candidate& parent, const std::string& mutation,
-                      EdgeKind edge_kind, const IsKnown& is_known) {
+  // A plan's reply is text: it is taken as it is, no code is looked for.
+  MutationResult Call(const LlmRequest& request, const std::string& purpose, const Candidate& parent,
+                      const std::string& mutation, EdgeKind edge_kind, const IsKnown& is_known) {
     MutationResult result;
     result.exhausted = false;  // a declined call may succeed next time
     if (stopped_.load()) {
       result.exhausted = true;
       return result;
     }
-    std::size_t prompt_chars = request.system.size();
-    for (const LlmMessage& message : request.messages) prompt_chars += message.content.size();
-    const double estimate = (static_cast<double>(prompt_chars) / 4.0 * config_.price_input_per_mtok +
-                             static_cast<double>(config_.max_tokens) * config_.price_output_per_mtok) /
-                            1e6;
     if (cancelled_.load()) {
       result.note = "llm " + config_.model + ": the run is stopping; no call made";
       return result;
     }
-    if (!context_.budget->Reserve(estimate)) {
+    // A signal or the engine's stop (time, budget) ends the call, not only selection.
+    PaidCall paid = MakePaidCall(*client_, *context_.budget, config_, request, purpose, [this] { return Cancelled(); });
+    if (!paid.made) {
       result.exhausted = true;
       result.budget_spent = true;
       result.note = fmt::format("llm {}: the usd budget would be exceeded (spent {:.4f})", config_.model,
                                 context_.budget->usd_spent());
       return result;
     }
-    LlmRequest cancellable = request;
-    // A signal or the engine's stop (time, budget) ends the call, not only selection.
-    cancellable.cancelled = [this] { return cancelled_.load() || StopRequested(); };
-    const LlmResponse response = client_->Complete(cancellable);
-    context_.budget->Settle(estimate, response.cost_usd);
-
-    LlmCallRecord call;
-    call.provider = client_->provider();
-    call.model = client_->model();
-    call.prompt = MessagesJson(request);
-    call.response = response.text;
-    call.input_tokens = response.input_tokens;
-    call.output_tokens = response.output_tokens;
-    call.cost_usd = response.cost_usd;
-    call.latency_s = response.latency_s;
-    call.http_status = response.http_status;
-    call.retries = response.retries;
-    call.error = response.error;
-
+    const LlmResponse& response = paid.response;
+    LlmCallRecord& call = paid.record;
     if (!response.ok()) {
-      if (call.error.empty()) call.error = std::string(ToString(response.kind));
       if (StopsMutator(response.kind) && !stopped_.exchange(true)) {
         result.stop_reason = fmt::format("the llm mutator ({} {}) stopped: {}: {}", call.provider, call.model,
                                          ToString(response.kind), call.error);
@@ -147,6 +228,9 @@ class LlmMutator final : public Mutator {
       result.note = "llm call failed: " + call.error;
     } else if (response.truncated) {
       call.error = "reply cut at the token limit (finish_reason " + response.finish_reason + "); not compiled";
+      result.note = call.error;
+    } else if (purpose == "plan") {
+      if (response.text.empty()) call.error = "empty plan";
       result.note = call.error;
     } else if (auto code = ExtractCode(response.text, context_.task->entry); !code) {
       call.error = "no usable code: " + code.error().message();
@@ -175,6 +259,10 @@ class LlmMutator final : public Mutator {
   LlmContext context_;
   std::atomic<bool> stopped_{false};
   std::atomic<bool> cancelled_{false};
+  mutable std::mutex mutex_;  // guards the two below
+  DirectionBandit bandit_;
+  // Per analysed parent: the recommendations its expansions followed so far.
+  std::unordered_map<NodeId, std::size_t> followed_;
 };
 
 }  // namespace

@@ -1,7 +1,11 @@
 #pragma once
-// The LLM mutator (LLM.md): asks a model for a rewrite of the parent in one
-// direction drawn from the rng (so siblings differ), or for a fix of a failed
-// node it made. Every call it makes travels back in MutationResult::calls for
+// The LLM mutator (LLM.md): asks a model for a rewrite of the parent, or for
+// a fix of a failed node it made. The rewrite follows a recommendation of the
+// parent's analysis (analyst.h) when the run has an analyst and the parent
+// one, siblings different ones; otherwise a direction its bandit chooses
+// (direction_bandit.h), credited with what the children it made achieved
+// (OnResult) and saved with the run's state. With `plan`, a first call asks
+// for a plan and a second implements it. Every call it makes travels back in MutationResult::calls for
 // the engine's record stage to store; the API key lives in the client only.
 //
 // A reply without code, with an empty block or cut at the token limit is a
@@ -23,11 +27,16 @@
 
 namespace kestrel {
 
+class Analyst;
+
 struct LlmContext {
   std::shared_ptr<const Task> task;  // required
   HostInfo host;
   int threads = 1;  // threads the evaluator allows the kernel
   std::shared_ptr<Budget> budget;  // required: the run's, shared with the engine
+  // The run's analyst, shared by its llm mutators; null: none (the
+  // directions come from the mutator's bandit).
+  std::shared_ptr<Analyst> analyst{};
 };
 
 // `config` gives the model, temperature, max_tokens and prices (for the spend

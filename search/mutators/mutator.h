@@ -48,13 +48,23 @@ struct CombinePartner {
   std::string measurement;  // one line
 };
 
+// A strong node of the graph shown to the LLM: its rank among the graph's
+// measured nodes (1: the best), its speedup over the reference, how it was
+// made and its source.
+struct Inspiration {
+  int rank = 0;
+  double speedup = 0.0;
+  std::string mutation;
+  std::string source;
+};
+
 struct ParentView {
   NodeId id = 0;
   Candidate candidate;  // with its source text
   // Filled only for mutators whose WantsContext() is true:
   std::string measurement{};                   // the parent's latest result, one line
   std::vector<LineageEntry> lineage{};         // seed first, the parent last
-  std::vector<std::string> inspirations{};     // sources of other strong nodes
+  std::vector<Inspiration> inspirations{};     // other strong nodes, best first
   std::vector<std::string> recent_failures{};  // short reasons of recent failures
   std::vector<CombinePartner> partners{};       // strongest first
   // The parent's profile digest on this host (core/profile.h,
@@ -64,6 +74,15 @@ struct ParentView {
   // fraction reached and the bound ("compute" / "memory"; "" unknown).
   double roofline_fraction = 0.0;
   std::string bound{};
+  // The task's expert baseline's speedup over the reference as measured with
+  // the parent; 0 when the task has none.
+  double baseline_speedup = 0.0;
+  // The reply of the parent's stored analysis call (an earlier session paid
+  // for it: a resumed run reuses it); nullopt when none was stored.
+  std::optional<std::string> stored_analysis{};
+  // How the parent's existing children were made (their mutations), so that
+  // siblings follow different recommendations.
+  std::vector<std::string> child_mutations{};
   // The strategy's knob search (model, portfolio): the knob mutator asks it
   // for the variant instead of making a one-step move. Null otherwise.
   std::shared_ptr<KnobAdvisor> advisor{};
@@ -79,6 +98,17 @@ struct MutationResult {
   bool exhausted = true;    // declined: nothing more to try for this parent
   std::string stop_reason;  // non-empty: this mutator stopped for the rest of the run (why)
   bool budget_spent = false;  // declined because the run's usd budget is spent: the run stops
+};
+
+// What became of a node a mutator made: its outcome and speedup, and the
+// parent's speedup (nullopt when either was not measured).
+struct ChildResult {
+  NodeId node = 0;
+  NodeId parent = 0;
+  std::string mutation;
+  Outcome outcome = Outcome::kMeasured;
+  std::optional<double> speedup;
+  std::optional<double> parent_speedup;
 };
 
 // True when a candidate identity is already a node of the graph.
@@ -105,6 +135,18 @@ class Mutator {
   // "fix" edge kind. The default declines.
   virtual MutationResult Fix(const ParentView& failed, const Measurement& measurement, const IsKnown& is_known) {
     (void)failed, (void)measurement, (void)is_known;
+    return {};
+  }
+  // The result of a node this mutator made. Called by the engine's record
+  // stage (serially), before the run's state is saved with it. Default: ignored.
+  virtual void OnResult(const ChildResult& result) { (void)result; }
+  // What the mutator learned, saved with the run's state (JSON text; "":
+  // nothing) so that a resumed run continues from it. Thread-safe.
+  virtual std::string SaveState() const { return {}; }
+  // Restores SaveState's text; a malformed one is refused (Corruption) and
+  // changes nothing.
+  virtual Status RestoreState(const std::string& saved) {
+    (void)saved;
     return {};
   }
 };

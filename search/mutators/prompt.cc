@@ -9,6 +9,14 @@ constexpr char kSystem[] =
     "You are an expert performance engineer who writes fast, correct compute kernels in C++17. "
     "You change one kernel at a time and always answer with the complete source file.";
 
+constexpr char kAnalystSystem[] =
+    "You are an expert performance engineer who reads profiles of compute kernels and says what limits them "
+    "and what to change. You answer in JSON only and write no code.";
+
+constexpr char kPlannerSystem[] =
+    "You are an expert performance engineer who plans changes to compute kernels before they are written. "
+    "You answer with a short plan and no code.";
+
 std::string HostSection(const HostInfo& host, int threads) {
   std::string text = "## Hardware\n";
   if (!host.cpu_model.empty()) text += fmt::format("- CPU: {}\n", host.cpu_model);
@@ -94,27 +102,109 @@ std::string TrimLog(std::string_view log, std::size_t max_lines, std::size_t max
   return out;
 }
 
-LlmRequest MutationPrompt(const MutationPromptInput& input) {
-  const Task& task = *input.task;
-  std::string user = HostSection(input.host, input.threads) + "\n" + TaskSection(task);
+namespace {
+
+// The compiler and flags the parent is built with.
+std::string BuildSection(const Candidate& parent) {
+  if (parent.toolchain.empty() && parent.flags.empty()) return {};
+  std::string text = "\n## Build\n";
+  if (!parent.toolchain.empty()) text += "- compiler: " + parent.toolchain + "\n";
+  if (!parent.flags.empty()) {
+    std::string flags;
+    for (const std::string& flag : parent.flags) flags += (flags.empty() ? "" : " ") + flag;
+    text += "- flags: " + flags + "\n";
+  }
+  return text;
+}
+
+// Where the parent stands: roofline, baseline, profile digest.
+std::string StandingSection(const MutationPromptInput& input) {
+  std::string text;
+  if (!input.bound.empty() || input.roofline_fraction > 0) {
+    text += fmt::format("- roofline: {:.0f}% of the {} roof reached\n", 100.0 * input.roofline_fraction,
+                        input.bound.empty() ? std::string("host's") : input.bound);
+  }
+  if (input.baseline_speedup > 0) {
+    text += fmt::format("- the expert baseline runs {:.2f}x faster than the reference\n", input.baseline_speedup);
+  }
+  if (!input.profile_digest.empty()) {
+    text += "- profile:\n```\n" + input.profile_digest;
+    if (input.profile_digest.back() != '\n') text += "\n";
+    text += "```\n";
+  }
+  return text.empty() ? text : "\n## Where the parent stands\n" + text;
+}
+
+// Everything a mutation, a plan and an analysis share: hardware, task, the
+// parent, its standing, its lineage, strong versions and recent failures.
+std::string ParentContext(const MutationPromptInput& input) {
+  std::string user = HostSection(input.host, input.threads) + "\n" + TaskSection(*input.task);
+  user += BuildSection(input.parent);
   user += "\n## Current version (the parent)\n" + SourceBlock(input.parent);
   if (!input.measurement.empty()) user += "Its latest measurement: " + input.measurement + "\n";
+  user += StandingSection(input);
   if (!input.lineage.empty()) {
     user += "\n## What its lineage already tried (seed first)\n";
     for (const LineageEntry& step : input.lineage) user += "- " + step.mutation + ": " + step.result + "\n";
   }
   if (!input.inspirations.empty()) {
-    user += "\n## Other strong versions, for inspiration\n";
-    for (const std::string& source : input.inspirations) user += "```cpp\n" + source + "\n```\n";
+    user += "\n## Other strong versions, for inspiration (ranked by speedup over the reference)\n";
+    for (const Inspiration& other : input.inspirations) {
+      user += fmt::format("Rank {}: {:.2f}x ({})\n```cpp\n{}\n```\n", other.rank, other.speedup, other.mutation,
+                          other.source);
+    }
   }
   if (!input.recent_failures.empty()) {
     user += "\n## Recent failures to avoid\n";
     for (const std::string& failure : input.recent_failures) user += "- " + failure + "\n";
   }
-  user += "\n## Direction\nMake the parent faster. Focus on this idea: " + input.direction +
-          ". Keep the results within the tolerance.\n\n";
+  return user;
+}
+
+std::string DirectionSection(const MutationPromptInput& input) {
+  if (!input.recommendation) {
+    return "\n## Direction\nMake the parent faster. Focus on this idea: " + input.direction +
+           ". Keep the results within the tolerance.\n";
+  }
+  std::string text = fmt::format(
+      "\n## Direction\nMake the parent faster. The performance analysis of the parent recommends this change "
+      "(recommendation {} of {}): {}\n",
+      input.rank, input.recommendations, input.recommendation->change);
+  if (!input.recommendation->expected_gain.empty()) text += "Expected gain: " + input.recommendation->expected_gain + "\n";
+  return text + "Keep the results within the tolerance.\n";
+}
+
+}  // namespace
+
+LlmRequest MutationPrompt(const MutationPromptInput& input) {
+  std::string user = ParentContext(input) + DirectionSection(input);
+  if (!input.plan.empty()) user += "\n## Plan to implement\n" + input.plan + "\n";
+  user += "\n";
   user += kOutputFormat;
   return UserRequest(std::move(user), input.max_tokens, input.temperature);
+}
+
+LlmRequest PlanPrompt(const MutationPromptInput& input) {
+  std::string user = ParentContext(input) + DirectionSection(input);
+  user += "\n## Request\nDo not write code yet. Give a short numbered plan (at most 8 steps) of the changes "
+          "that make the parent faster in this direction, each step one line naming the loop or data it changes.\n";
+  LlmRequest request = UserRequest(std::move(user), input.max_tokens, input.temperature);
+  request.system = kPlannerSystem;
+  return request;
+}
+
+LlmRequest AnalysisPrompt(const MutationPromptInput& input) {
+  std::string user = ParentContext(input);
+  user += fmt::format(
+      "\n## Request\nYou are the performance analyst: do not write code. From the profile, the roofline "
+      "position and the code, name the bottlenecks of the parent, with the numbers that show them, and "
+      "recommend at most {} changes, the most promising first. Answer with exactly one JSON object:\n"
+      "```json\n{{\"bottlenecks\": [{{\"name\": \"...\", \"evidence\": \"...\"}}],\n"
+      " \"recommendations\": [{{\"change\": \"...\", \"expected_gain\": \"...\"}}]}}\n```\n",
+      kMaxRecommendations);
+  LlmRequest request = UserRequest(std::move(user), input.max_tokens, input.temperature);
+  request.system = kAnalystSystem;
+  return request;
 }
 
 LlmRequest FixPrompt(const Task& task, const Candidate& source, Outcome outcome, std::string_view reason,

@@ -3,6 +3,7 @@
 // functions: the same inputs give the same request, nothing is read or sent.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/outcome.h"
 #include "core/task.h"
 #include "llm/llm_client.h"
+#include "search/mutators/analysis.h"
 #include "search/mutators/mutator.h"
 
 namespace kestrel {
@@ -27,9 +29,23 @@ struct MutationPromptInput {
   Candidate parent;            // source and knob values
   std::string measurement;     // the parent's latest result, e.g. "1.80x; n=1000: 1.2e-4 s"
   std::vector<LineageEntry> lineage;  // seed first
-  std::vector<std::string> inspirations;     // other strong nodes' sources
+  std::vector<Inspiration> inspirations;     // other strong nodes, best first
   std::vector<std::string> recent_failures;  // short reasons
-  std::string direction;                     // one of MutationDirections()
+  // Where the parent stands: its profile digest ("" none), its roofline
+  // fraction and bound ("" unknown), the expert baseline's speedup (0 none).
+  std::string profile_digest;
+  double roofline_fraction = 0.0;
+  std::string bound;
+  double baseline_speedup = 0.0;
+  // What to change: a recommendation of the analysis (rank `rank` of
+  // `recommendations`, from 1) when one is given, else `direction`, one of
+  // MutationDirections().
+  std::string direction;
+  std::optional<Recommendation> recommendation;
+  std::size_t rank = 0;
+  std::size_t recommendations = 0;
+  // Plan then implement: the plan the first call returned ("" none).
+  std::string plan;
   HostInfo host;
   int threads = 1;        // threads the evaluator allows
   int max_tokens = 16000;
@@ -39,6 +55,16 @@ struct MutationPromptInput {
 // System prompt + one user message asking for a complete, improved kernel file
 // in one fenced code block.
 LlmRequest MutationPrompt(const MutationPromptInput& input);
+
+// A request to the analyst: the task, the parent's code and measurement,
+// its profile digest, roofline position and the expert baseline's speedup,
+// asking for JSON: the bottlenecks with their evidence and up to three
+// ranked recommendations (analysis.h).
+LlmRequest AnalysisPrompt(const MutationPromptInput& input);
+
+// The first call of plan then implement: the mutation prompt's content,
+// asking for a short numbered plan and no code.
+LlmRequest PlanPrompt(const MutationPromptInput& input);
 
 // A request to repair `source` that ended with `outcome` (build_failed, wrong,
 // crashed...): the failing source, the outcome and reason, and `log` trimmed to

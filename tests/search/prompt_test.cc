@@ -52,7 +52,7 @@ TEST_CASE("a mutation prompt carries hardware, task, parent, lineage, inspiratio
                   {{"U", "2"}}, "cc", {"-O3"}};
   input.measurement = "1.50x speedup over the reference";
   input.lineage = {{"seed:seed.cpp", "1.00x"}, {"knob U 1->2", "1.50x"}};
-  input.inspirations = {"void axpy(const float* x, float* y, int64_t n) { /* INSPIRATION */ }"};
+  input.inspirations = {{2, 1.75, "llm:m:vectorize", "void axpy(const float* x, float* y, int64_t n) { /* INSPIRATION */ }"}};
   input.recent_failures = {"llm:m:unroll: build_failed (expected ';')"};
   input.direction = "tile for cache";
   input.host = MakeHost();
@@ -78,8 +78,9 @@ TEST_CASE("a mutation prompt carries hardware, task, parent, lineage, inspiratio
   CHECK(Has(text, "1.50x speedup"));
   CHECK(Has(text, "- seed:seed.cpp: 1.00x"));
   CHECK(Has(text, "- knob U 1->2: 1.50x"));
-  CHECK(Has(text, "INSPIRATION"));
+  CHECK(Has(text, "Rank 2: 1.75x (llm:m:vectorize)\n```cpp\nvoid axpy(const float* x, float* y, int64_t n) { /* INSPIRATION */ }"));
   CHECK(Has(text, "expected ';'"));
+  CHECK(Has(text, "- compiler: cc\n- flags: -O3\n"));
   CHECK(Has(text, "Focus on this idea: tile for cache"));
   CHECK(Has(text, "one fenced code block"));
   CHECK(Has(text, "// kestrel:knob NAME v1 v2"));
@@ -95,7 +96,72 @@ TEST_CASE("empty parts are left out; single-threaded tasks say so") {
   CHECK_FALSE(Has(text, "lineage"));
   CHECK_FALSE(Has(text, "inspiration"));
   CHECK_FALSE(Has(text, "Recent failures"));
+  CHECK_FALSE(Has(text, "Where the parent stands"));
+  CHECK_FALSE(Has(text, "recommends"));
   CHECK(Has(text, "single-threaded"));
+}
+
+// The parts issue 18 adds: where the parent stands (roofline, the expert
+// baseline, the profile digest) and a recommendation instead of a word.
+MutationPromptInput StandingInput(const Task& task) {
+  MutationPromptInput input;
+  input.task = &task;
+  input.parent = {"void axpy(const float* x, float* y, int64_t n) { /* PARENT */ }\n", {}, "g++ 12.2.0",
+                  {"-O3", "-march=native"}};
+  input.measurement = "1.50x speedup over the reference";
+  input.profile_digest = "roofline: memory bound, 42% of L2 bandwidth\npacked fp: 0%\n";
+  input.roofline_fraction = 0.42;
+  input.bound = "memory";
+  input.baseline_speedup = 3.25;
+  input.host = MakeHost();
+  return input;
+}
+
+TEST_CASE("a mutation prompt states the roofline, the baseline, the profile, the compiler and the recommendation") {
+  const Task task = MakeTask();
+  MutationPromptInput input = StandingInput(task);
+  input.recommendation = Recommendation{"tile the n loop by 64", "1.4x"};
+  input.rank = 2;
+  input.recommendations = 3;
+  const LlmRequest request = MutationPrompt(input);
+  const std::string text = UserText(request);
+  CHECK(Has(text, "- compiler: g++ 12.2.0\n- flags: -O3 -march=native\n"));
+  CHECK(Has(text, "- roofline: 42% of the memory roof reached\n"));
+  CHECK(Has(text, "- the expert baseline runs 3.25x faster than the reference\n"));
+  CHECK(Has(text, "packed fp: 0%"));
+  CHECK(Has(text, "(recommendation 2 of 3): tile the n loop by 64\nExpected gain: 1.4x\n"));
+  CHECK_FALSE(Has(text, "Focus on this idea"));
+  CHECK(Has(text, "one fenced code block"));
+  CHECK(MutationPrompt(input).messages[0].content == text);  // deterministic
+}
+
+TEST_CASE("an analysis prompt asks for bottlenecks and ranked recommendations in JSON, without code") {
+  const Task task = MakeTask();
+  const LlmRequest request = AnalysisPrompt(StandingInput(task));
+  const std::string text = UserText(request);
+  CHECK(Has(request.system, "JSON"));
+  CHECK(Has(text, "/* PARENT */"));
+  CHECK(Has(text, "packed fp: 0%"));
+  CHECK(Has(text, "42% of the memory roof"));
+  CHECK(Has(text, "3.25x faster"));
+  CHECK(Has(text, "\"bottlenecks\": [{\"name\": \"...\", \"evidence\": \"...\"}]"));
+  CHECK(Has(text, "\"recommendations\": [{\"change\": \"...\", \"expected_gain\": \"...\"}]"));
+  CHECK(Has(text, "at most 3 changes"));
+  CHECK_FALSE(Has(text, "one fenced code block"));
+}
+
+TEST_CASE("plan then implement: the plan prompt asks for a plan, the implementation prompt carries it") {
+  const Task task = MakeTask();
+  MutationPromptInput input = StandingInput(task);
+  input.direction = "vectorize";
+  const std::string plan = UserText(PlanPrompt(input));
+  CHECK(Has(plan, "Focus on this idea: vectorize"));
+  CHECK(Has(plan, "short numbered plan"));
+  CHECK_FALSE(Has(plan, "one fenced code block"));
+  input.plan = "1. split the loop\n2. use 8-wide vectors";
+  const std::string implement = UserText(MutationPrompt(input));
+  CHECK(Has(implement, "## Plan to implement\n1. split the loop\n2. use 8-wide vectors\n"));
+  CHECK(Has(implement, "one fenced code block"));
 }
 
 TEST_CASE("the directions cover the list in LLM.md") {

@@ -11,7 +11,8 @@ TEST_SUITE("stop_reason") {
   TEST_CASE("each kind is its word, and the word parses back") {
     for (const auto& [kind, word] : {std::pair{StopKind::kTime, "time"}, {StopKind::kEvaluations, "evaluations"},
                                      {StopKind::kUsd, "usd"}, {StopKind::kPlateau, "plateau"},
-                                     {StopKind::kExhausted, "exhausted"}, {StopKind::kSignal, "signal"}}) {
+                                     {StopKind::kExhausted, "exhausted"}, {StopKind::kSignal, "signal"},
+                                     {StopKind::kRoofline, "roofline"}}) {
       CAPTURE(word);
       CHECK(ToString(StopReason(kind)) == word);
       CHECK(ParseStopReason(word) == StopReason(kind));
