@@ -62,5 +62,6 @@ void AddExportCommand(CLI::App& app, Cli& cli);
 void AddGraphCommand(CLI::App& app, Cli& cli);
 void AddDoctorCommand(CLI::App& app, Cli& cli);
 void AddResumeCommand(CLI::App& app, Cli& cli);
+void AddStatsCommand(CLI::App& app, Cli& cli);
 
 }  // namespace kestrel::cli

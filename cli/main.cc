@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   AddExportCommand(app, cli);
   AddGraphCommand(app, cli);
   AddResumeCommand(app, cli);
+  AddStatsCommand(app, cli);
   AddDoctorCommand(app, cli);
 
   try {

@@ -190,6 +190,63 @@ TEST_SUITE("run_config") {
     CHECK(ToJson(*parsed).at("confirm") == json{{"top", 5}, {"rounds", 0}});
   }
 
+  TEST_CASE("the analyst defaults to the first llm mutator's endpoint, can be named or turned off, and round-trips") {
+    // No llm mutator: no analyst.
+    auto knob_only = ParseRunConfig(ContractExample(false), "c.json");
+    REQUIRE(knob_only);
+    CHECK_FALSE(AnalystEndpoint(*knob_only));
+    // Absent: the llm mutator's endpoint.
+    auto defaulted = ParseRunConfig(ContractExample(true), "c.json");
+    REQUIRE(defaulted);
+    REQUIRE(AnalystEndpoint(*defaulted));
+    CHECK(AnalystEndpoint(*defaulted)->model == "gpt-5");
+    CHECK(AnalystEndpoint(*defaulted)->api_key_env == "OPENAI_API_KEY");
+    CHECK_FALSE(ToJson(*defaulted).contains("analyst"));
+    // Named: its own endpoint, the same fields and key handling as an llm mutator.
+    json named = ContractExample(true);
+    named["analyst"] = json::parse(R"({"provider": "anthropic", "model": "claude-x", "api_key_env": "ANTHROPIC_API_KEY",
+      "timeout_s": 60, "max_tokens": 3000, "temperature": 0.2, "price_per_mtok": {"input": 3, "output": 15}})");
+    auto with_analyst = ParseRunConfig(named, "c.json");
+    REQUIRE(with_analyst);
+    const auto endpoint = AnalystEndpoint(*with_analyst);
+    REQUIRE(endpoint);
+    CHECK(endpoint->provider == "anthropic");
+    CHECK(endpoint->model == "claude-x");
+    CHECK(endpoint->max_tokens == 3000);
+    CHECK(endpoint->price_output_per_mtok == doctest::Approx(15.0));
+    const json stored = ToJson(*with_analyst);
+    CHECK(stored["analyst"]["model"] == "claude-x");
+    CHECK(stored["analyst"]["api_key_env"] == "ANTHROPIC_API_KEY");
+    auto reparsed = ParseRunConfig(stored, "stored");
+    REQUIRE(reparsed);
+    CHECK(ToJson(*reparsed) == stored);
+    // Off.
+    json off = ContractExample(true);
+    off["analyst"] = false;
+    auto without = ParseRunConfig(off, "c.json");
+    REQUIRE(without);
+    CHECK_FALSE(AnalystEndpoint(*without));
+    CHECK(ToJson(*without)["analyst"] == false);
+    CHECK(ToJson(*ParseRunConfig(ToJson(*without), "stored")) == ToJson(*without));
+  }
+
+  TEST_CASE("plan and budget.roofline parse and round-trip") {
+    json document = ContractExample(true);
+    document["mutators"][1]["plan"] = true;
+    document["budget"]["roofline"] = 0.9;
+    auto config = ParseRunConfig(document, "c.json");
+    REQUIRE(config);
+    CHECK(config->mutators[1].plan);
+    CHECK_FALSE(config->mutators[0].plan);
+    REQUIRE(config->budget.roofline);
+    CHECK(*config->budget.roofline == doctest::Approx(0.9));
+    const json stored = ToJson(*config);
+    CHECK(stored["mutators"][1]["plan"] == true);
+    CHECK(stored["budget"]["roofline"] == 0.9);
+    CHECK(ToJson(*ParseRunConfig(stored, "stored")) == stored);
+    CHECK_FALSE(ParseRunConfig(ContractExample(true), "c.json")->budget.roofline);
+  }
+
   TEST_CASE("a default config round-trips and has no budget") {
     RunConfig config;
     config.task = "matmul";
@@ -220,6 +277,8 @@ TEST_SUITE("run_config") {
     share_negative["mutators"][1]["combine_share"] = -0.1;
     json share_text = ContractExample(true);
     share_text["mutators"][1]["combine_share"] = "0.2";
+    json plan_text = ContractExample(true);
+    plan_text["mutators"][1]["plan"] = "yes";
     const Bad cases[] = {
         {"unknown top-level field", unknown_top, "budgt"},
         {"unknown nested field", With("/budget/tme", "1h"), "budget.tme"},
@@ -239,6 +298,18 @@ TEST_SUITE("run_config") {
         {"negative confirmation rounds", With("/confirm/rounds", -1), "confirm.rounds"},
         {"flush_cache not a boolean", With("/evaluator/flush_cache", "yes"), "evaluator.flush_cache"},
         {"unknown confirm field", With("/confirm/margin", 0.1), "confirm.margin"},
+        {"roofline of zero", With("/budget/roofline", 0.0), "budget.roofline"},
+        {"roofline above 1.5", With("/budget/roofline", 1.6), "budget.roofline"},
+        {"roofline not a number", With("/budget/roofline", "90%"), "budget.roofline"},
+        {"plan not a boolean", plan_text, "mutators[1].plan"},
+        {"analyst true", With("/analyst", true), "analyst"},
+        {"analyst a string", With("/analyst", "gpt-5"), "analyst"},
+        {"analyst without model", With("/analyst", json{{"provider", "openai"}}), "analyst.model"},
+        {"analyst unknown provider", With("/analyst", json{{"provider", "acme"}, {"model", "m"}}), "analyst.provider"},
+        {"analyst with a mutator field", With("/analyst", json{{"provider", "openai"}, {"model", "m"}, {"combine_share", 0.5}}),
+         "analyst.combine_share"},
+        {"analyst bad price", With("/analyst", json{{"provider", "openai"}, {"model", "m"}, {"price_per_mtok", {{"input", -1}}}}),
+         "analyst.price_per_mtok.input"},
     };
     for (const Bad& bad : cases) {
       const std::string what = bad.what;

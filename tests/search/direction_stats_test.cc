@@ -1,0 +1,76 @@
+// ComputeDirectionStats (search/mutators/direction_stats.h): what `kestrel
+// stats` prints, from nodes and edges as the store holds them.
+
+#include "search/mutators/direction_stats.h"
+
+#include <doctest.h>
+
+#include <map>
+
+namespace kestrel {
+namespace {
+
+NodeRecord Node(std::int64_t id, NodeStatus status, std::optional<double> speedup, const std::string& mutation) {
+  NodeRecord node;
+  node.id = id;
+  node.status = status;
+  node.speedup = speedup;
+  node.mutation = mutation;
+  return node;
+}
+
+EdgeRecord Edge(std::int64_t parent, std::int64_t child, const std::string& mutation, std::int64_t run = 1,
+                EdgeKind kind = EdgeKind::kDerive) {
+  return {parent, child, kind, run, mutation, 0};
+}
+
+TEST_CASE("a mutation's category: its bandit direction, its recommendation rank, or its kind") {
+  CHECK(DirectionCategory("llm:gpt-5:vectorize") == "vectorize");
+  CHECK(DirectionCategory("llm:ollama:llama3:tile for cache") == "tile for cache");  // a model with a colon
+  CHECK(DirectionCategory("llm:m:rec 2/3: tile the k loop: by 64") == "analysis rec 2");
+  CHECK(DirectionCategory("llm:m:fix build_failed") == "fix");
+  CHECK(DirectionCategory("combine #3 + #9: llm:m") == "combine");
+  CHECK(DirectionCategory("knob U 1->2") == "knob");
+  CHECK(DirectionCategory("llm:m:something new") == "llm");
+}
+
+TEST_CASE("per category: tries, children faster than their parent, failures, pending and the mean gain") {
+  const std::vector<NodeRecord> nodes = {
+      Node(1, NodeStatus::kMeasured, 2.0, "seed:seed.cpp"),
+      Node(2, NodeStatus::kMeasured, 3.0, "llm:m:vectorize"),         // +50%
+      Node(3, NodeStatus::kMeasured, 1.0, "llm:m:vectorize"),         // -50%
+      Node(4, NodeStatus::kBuildFailed, std::nullopt, "llm:m:unroll"),
+      Node(5, NodeStatus::kMeasured, 3.3, "llm:m:rec 1/2: tile"),     // +10% over node 2
+      Node(6, NodeStatus::kBuilt, std::nullopt, "knob U 1->2"),
+      Node(7, NodeStatus::kMeasured, 2.0, "llm:m:fix build_failed"),
+  };
+  const std::vector<EdgeRecord> edges = {
+      Edge(1, 2, "llm:m:vectorize"),     Edge(1, 3, "llm:m:vectorize"),
+      Edge(1, 4, "llm:m:unroll"),        Edge(2, 5, "llm:m:rec 1/2: tile", 2),
+      Edge(2, 6, "knob U 1->2", 2),      Edge(4, 7, "llm:m:fix build_failed", 1, EdgeKind::kFix),
+      Edge(2, 1, "llm:m:unroll", 1, EdgeKind::kDuplicate),  // a duplicate makes no child
+  };
+  std::map<std::string, DirectionStats> all;
+  for (const DirectionStats& row : ComputeDirectionStats(nodes, edges)) all[row.category] = row;
+  REQUIRE(all.size() == 5);
+  CHECK(ComputeDirectionStats(nodes, edges).front().category == "vectorize");  // most tries first
+  CHECK(all["vectorize"].tries == 2);
+  CHECK(all["vectorize"].successes == 1);
+  CHECK(all["vectorize"].failures == 0);
+  CHECK(all["vectorize"].mean_gain == doctest::Approx(0.0));
+  CHECK(all["unroll"].tries == 1);
+  CHECK(all["unroll"].failures == 1);
+  CHECK(all["unroll"].gains == 0);
+  CHECK(all["analysis rec 1"].successes == 1);
+  CHECK(all["analysis rec 1"].mean_gain == doctest::Approx(0.1));
+  CHECK(all["knob"].pending == 1);
+  CHECK(all["fix"].tries == 1);
+  CHECK(all["fix"].gains == 0);  // its parent failed: no gain to speak of
+  // One run only.
+  const auto run2 = ComputeDirectionStats(nodes, edges, 2);
+  REQUIRE(run2.size() == 2);
+  for (const DirectionStats& row : run2) CHECK((row.category == "analysis rec 1" || row.category == "knob"));
+}
+
+}  // namespace
+}  // namespace kestrel
