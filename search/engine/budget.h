@@ -11,6 +11,7 @@
 //                for its estimate before it is made, and refused when spent +
 //                reserved + estimate would pass the limit
 //   plateau      results in a row without a new best
+//   roofline     a confirmed best at this fraction of the roofline or above
 //
 // Thread-safe: the LLM mutators reserve and settle on TBB workers while the
 // engine checks under its own lock.
@@ -69,6 +70,9 @@ class Budget {
   // plateau, each checked when `use` gives its field (usd with seconds: the
   // two that stop a run at once, watched on the clock).
   std::optional<StopKind> Check(const BudgetUse& use) const;
+  // Whether a confirmed best at `fraction` of the roofline ends the run
+  // (budget.roofline); false when the run has no such budget.
+  bool RooflineReached(double fraction) const { return limits_.roofline && fraction >= *limits_.roofline; }
   // `session_seconds` of activity and `recorded` evaluations this session.
   BudgetLeft Left(double session_seconds, std::int64_t recorded) const;
   // Extends the time and evaluation budgets (kestrel resume --time,

@@ -10,6 +10,12 @@ namespace kestrel {
 
 std::string DirectionCategory(std::string_view mutation) {
   if (mutation.starts_with("knob ")) return "knob";
+  // The knob advisor's techniques (search/knobs/knob_advisor.h).
+  for (const char* technique : {"model (", "restart: ", "multi: ", "cross with "}) {
+    if (mutation.starts_with(technique)) {
+      return "knob " + std::string(mutation.substr(0, mutation.find_first_of(" :")));
+    }
+  }
   if (mutation.starts_with("combine ")) return "combine";
   if (const std::size_t rec = mutation.find(":rec "); rec != std::string_view::npos) {
     const std::string_view rank = mutation.substr(rec + 5, mutation.find('/', rec) - rec - 5);

@@ -28,6 +28,7 @@ struct DirectionStats {
 
 // The category of a mutation string: "llm:MODEL:vectorize" -> "vectorize",
 // "llm:MODEL:rec 2/3: tile ..." -> "analysis rec 2", "knob U 1->2" -> "knob",
+// the knob advisor's "restart: ..." -> "knob restart" (model, multi, cross too),
 // "combine #3 + #9: llm:M" -> "combine", "llm:MODEL:fix wrong" -> "fix".
 std::string DirectionCategory(std::string_view mutation);
 

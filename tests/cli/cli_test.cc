@@ -304,6 +304,33 @@ TEST_SUITE("cli") {
     CHECK(bad.out.empty());
   }
 
+  TEST_CASE("kestrel stats: the run's knob moves, their tries, successes and mean gain, from the database") {
+    Workspace& workspace = Searched();
+    // One seed and five knob moves, by the model strategy's techniques; each
+    // move's gain is its child over its parent.
+    const json all = ParseJson(workspace.Run({"stats", "--json"}));
+    REQUIRE(!all.empty());
+    int tries = 0;
+    for (const json& row : all) {
+      CAPTURE(row.dump());
+      CHECK(row.at("category").get<std::string>().starts_with("knob"));
+      CHECK(row.at("pending") == 0);
+      CHECK(row.at("failures") == 0);
+      CHECK(row.at("successes").get<int>() <= row.at("tries").get<int>());
+      CHECK(row.at("mean_gain").is_number());
+      tries += row.at("tries").get<int>();
+    }
+    CHECK(tries == 5);
+    CHECK(ParseJson(workspace.Run({"stats", "--run", "1", "--json"})) == all);
+    const Exec table = workspace.Run({"stats"});
+    CHECK(table.code == 0);
+    CHECK(Contains(table.out, "direction"));
+    CHECK(Contains(table.out, "knob"));
+    const Exec missing = workspace.Run({"stats", "--run", "99"});
+    CHECK(missing.code != 0);
+    CHECK(Contains(missing.err, "99"));
+  }
+
   TEST_CASE("kestrel run --max-evals 6, then runs, best, show, lineage, export and graph") {
     Workspace& workspace = Searched();
 

@@ -69,6 +69,16 @@ TEST_SUITE("budget") {
     CHECK(budget.before().evaluations == 7);
   }
 
+  TEST_CASE("the roofline budget is reached at its fraction of the roofline, and never without one") {
+    BudgetConfig limits;
+    CHECK_FALSE(Budget(limits).RooflineReached(1.4));
+    limits.roofline = 0.9;
+    const Budget budget(limits);
+    CHECK_FALSE(budget.RooflineReached(0.89));
+    CHECK(budget.RooflineReached(0.9));
+    CHECK(budget.RooflineReached(1.2));
+  }
+
   TEST_CASE("what is left is empty for a budget the run does not have") {
     const BudgetLeft left = Budget(BudgetConfig{}).Left(5.0, 3);
     CHECK_FALSE(left.seconds);
