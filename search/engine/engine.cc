@@ -129,7 +129,8 @@ Result<RunSummary> Engine::Impl::Run() {
                            engine::EventJson({{"reason", reason},
                                                              {"evaluations", summary_.evaluations},
                                                              {"duplicates", summary_.duplicates},
-                                                             {"same_code", summary_.same_code}}));
+                                                             {"same_code", summary_.same_code},
+                                                             {"profiles", summary_.profiles}}));
   if (auto finished = store_.FinishRun(options_.run_id, status, reason); !finished) {
     return Fail(finished.error());
   }
