@@ -217,6 +217,11 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) 
                              nlohmann::json{{"node", job.node}, {"speedup", speedup}}.dump());
   }
   if (options_.budget->Check(BudgetUse::SinceBest(since_best_)) == StopKind::kPlateau) StopLocked(StopKind::kPlateau);
+  // budget.roofline: a confirmed best profiled at that fraction of the roofline.
+  if (new_best && message.profile && message.profile->roofline &&
+      options_.budget->RooflineReached(message.profile->roofline->fraction)) {
+    StopLocked(StopKind::kRoofline);
+  }
   Progress(job, measurement);
   return Route::kDone;
 }

@@ -10,6 +10,21 @@
 namespace kestrel {
 namespace {
 
+// Whether a profile digest holds a finding: a digest whose every line says
+// that a source is not available (a command harness that sent no profile)
+// gives the analyst nothing to read, and is not worth a paid call.
+bool HasFindings(const std::string& digest) {
+  std::size_t start = 0;
+  while (start < digest.size()) {
+    std::size_t end = digest.find('\n', start);
+    if (end == std::string::npos) end = digest.size();
+    const std::string_view line(digest.data() + start, end - start);
+    if (!line.empty() && !line.starts_with("not available:")) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 std::shared_ptr<const Analysis> Parsed(const std::string& reply) {
   auto analysis = ParseAnalysis(reply);
   return analysis ? std::make_shared<const Analysis>(std::move(*analysis)) : nullptr;
@@ -23,7 +38,7 @@ Analyst::Analyst(MutatorConfig config, std::shared_ptr<LlmClient> client, std::s
 Analyst::Verdict Analyst::AnalysisOf(const ParentView& parent, const MutationPromptInput& input,
                                      const std::function<bool()>& cancelled) {
   Verdict verdict;
-  if (parent.profile_digest.empty()) return verdict;
+  if (!HasFindings(parent.profile_digest)) return verdict;
   {
     std::unique_lock lock(mutex_);
     if (entries_.contains(parent.id)) {

@@ -48,7 +48,8 @@ class Analyst {
 
   // The analysis of `parent` (with its context; `input` is its mutation
   // prompt's content, which the analysis prompt shares). A parent without a
-  // profile digest is not analysed. `cancelled` ends a call or a wait.
+  // profile digest, or whose digest only lists the sources not available,
+  // is not analysed. `cancelled` ends a call or a wait.
   Verdict AnalysisOf(const ParentView& parent, const MutationPromptInput& input,
                      const std::function<bool()>& cancelled);
 

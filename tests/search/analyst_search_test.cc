@@ -1,7 +1,7 @@
 // The analyst and the direction bandit inside real searches (issue 18): a
 // loopback stand-in for each wire format (OpenAI, Anthropic), the real
 // Engine, MakeMutators and a real SQLite file, and the in-process fake
-// evaluator, which profiles every node with one canned profile. A request is
+// evaluator, which profiles nodes (a roofline fraction of speedup / 10). A request is
 // answered by what it asks: an analysis, a plan, or code.
 
 #include <doctest.h>
@@ -54,21 +54,6 @@ bool Asks(const std::string& body, const char* what) { return body.find(what) !=
 bool IsAnalysis(const std::string& body) { return Asks(body, "You are the performance analyst"); }
 bool IsPlan(const std::string& body) { return Asks(body, "short numbered plan"); }
 
-// A roofline position and a line the digest quotes.
-Profile CannedProfile() {
-  Profile profile;
-  RooflinePosition roofline;
-  roofline.shape = "n=1000";
-  roofline.intensity = 0.125;
-  roofline.gbps = 12.0;
-  roofline.bandwidth_gbps = 40.0;
-  roofline.level = "L2";
-  roofline.bound = "memory";
-  roofline.fraction = 0.3;
-  profile.roofline = roofline;
-  return profile;
-}
-
 // Kernels slower than the seed (V=slowN): the greedy strategy keeps
 // expanding the seed, so its children are siblings.
 double SlowerThanSeed(const KnobValues& knobs) {
@@ -114,7 +99,7 @@ TEST_CASE("the analysis of a profiled parent is stored, paid from usd, and its r
     });
     Harness harness;
     FakeEvaluator evaluator(SlowerThanSeed);
-    evaluator.SetProfile(CannedProfile());
+    evaluator.EnableProfiles();
     Must(harness.Run(evaluator, SiblingsConfig(server, provider, 4)));
     const std::int64_t seed = SeedId(harness);
 
@@ -138,12 +123,14 @@ TEST_CASE("the analysis of a profiled parent is stored, paid from usd, and its r
     const auto bodies = server.bodies();
     REQUIRE(bodies.size() == 4);
     CHECK(IsAnalysis(bodies[0]));
-    CHECK(Sent(bodies[0]).find(ProfileDigest(CannedProfile())) != std::string::npos);
+    const auto profile = Must(harness.store().LatestProfile(seed, harness.LastRun().host_id));
+    REQUIRE(profile);
+    CHECK(Sent(bodies[0]).find(profile->digest) != std::string::npos);
     const char* recommendations[] = {"REC-ALPHA", "REC-BETA", "REC-GAMMA"};
     for (int i = 0; i < 3; ++i) {
       const std::string sent = Sent(bodies[static_cast<std::size_t>(i) + 1]);
       CHECK(sent.find(std::string("): ") + recommendations[i]) != std::string::npos);
-      CHECK(sent.find("roofline: 30% of the memory roof reached") != std::string::npos);
+      CHECK(sent.find("roofline: 11% of the memory roof reached") != std::string::npos);  // 1.14x / 10
       CHECK(sent.find("Focus on this idea") == std::string::npos);
     }
   }
@@ -159,7 +146,7 @@ TEST_CASE("a malformed analysis is recorded as such and the bandit chooses the d
     });
     Harness harness;
     FakeEvaluator evaluator(SlowerThanSeed);
-    evaluator.SetProfile(CannedProfile());
+    evaluator.EnableProfiles();
     Must(harness.Run(evaluator, SiblingsConfig(server, provider, 4)));
     const auto analyses = Must(harness.store().LlmCallsForNode(SeedId(harness), "analysis"));
     REQUIRE(analyses.size() == 1);  // not asked again for the same node
@@ -191,7 +178,7 @@ TEST_CASE("expansions of one parent in flight together pay for one analysis") {
   });
   Harness harness;
   FakeEvaluator evaluator(SlowerThanSeed);
-  evaluator.SetProfile(CannedProfile());
+  evaluator.EnableProfiles();
   RunConfig config = SiblingsConfig(server, "openai", 7);
   config.parallel.max_in_flight = 4;
   Must(harness.Run(evaluator, config));
@@ -208,7 +195,7 @@ TEST_CASE("a resumed run reuses the stored analysis and goes on with the next re
   });
   Harness harness;
   FakeEvaluator evaluator(SlowerThanSeed);
-  evaluator.SetProfile(CannedProfile());
+  evaluator.EnableProfiles();
   Must(harness.Run(evaluator, SiblingsConfig(server, "anthropic", 2)));
   CHECK(ChildMutations(harness).size() == 1);
   const double spent = harness.LastRun().llm_usd;

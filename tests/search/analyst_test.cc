@@ -91,12 +91,15 @@ TEST_CASE("expansions of one parent at once pay for one analysis, stored under t
   CHECK(paid == 1);
   CHECK(first == 2);  // rank order, then round robin
   CHECK(second == 2);
-  // A parent without a profile is not analysed: the bandit's direction.
-  ParentView plain = Profiled(6);
-  plain.profile_digest.clear();
-  const MutationResult unprofiled = Expand(mutator, plain);
-  CHECK(Analyses(unprofiled) == 0);
-  CHECK(analyses.load() == 1);
+  // A parent without a profile, or whose profile found nothing, is not
+  // analysed: the bandit's direction.
+  for (const std::string digest : {"", "not available: command: no profile\nnot available: pmu: none\n"}) {
+    ParentView plain = Profiled(6);
+    plain.profile_digest = digest;
+    const MutationResult unprofiled = Expand(mutator, plain);
+    CHECK(Analyses(unprofiled) == 0);
+    CHECK(analyses.load() == 1);
+  }
 }
 
 TEST_CASE("a stored analysis is reused without a call, and earlier children's recommendations count") {

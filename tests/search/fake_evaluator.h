@@ -12,7 +12,6 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -143,28 +142,6 @@ class FakeEvaluator final : public Evaluator {
     std::lock_guard lock(mutex_);
     return evaluated_;
   }
-  // From now on the evaluator can profile: every profile is `profile`
-  // (counted in Profiles()).
-  void SetProfile(Profile profile) {
-    std::lock_guard lock(mutex_);
-    profile_ = std::move(profile);
-  }
-  bool CanProfile() const override {
-    std::lock_guard lock(mutex_);
-    return profile_.has_value();
-  }
-  Result<Profile> ProfileBuilt(const Candidate& candidate, const BuildResult& build,
-                               const Measurement& measurement) override {
-    (void)candidate, (void)build, (void)measurement;
-    std::lock_guard lock(mutex_);
-    if (!profile_) return Fail(Error::NotFound("this evaluator cannot profile"));
-    ++profiles_;
-    return *profile_;
-  }
-  int Profiles() const {
-    std::lock_guard lock(mutex_);
-    return profiles_;
-  }
   // From now on builds carry this code hash (as the CPU evaluator's do).
   void SetCodeHash(CodeHashFunction code_hash) { code_hash_ = std::move(code_hash); }
   int MaxConcurrentMeasures() const { return max_measures_active_.load(); }
@@ -199,8 +176,6 @@ class FakeEvaluator final : public Evaluator {
   mutable std::mutex mutex_;
   std::map<std::string, int> builds_;
   std::map<std::string, int> evaluated_;
-  std::optional<Profile> profile_;  // none: cannot profile
-  int profiles_ = 0;
   std::atomic<int> evaluations_{0};
   std::atomic<int> builds_active_{0}, max_builds_active_{0};
   std::atomic<int> measures_active_{0}, max_measures_active_{0};
