@@ -60,10 +60,9 @@ Check CheckHost() {
           ""};
 }
 
-// One tiny request to the endpoint of an llm mutator config: one try, a short
-// deadline, 16 reply tokens.
-Check CheckEndpoint(const MutatorConfig& mutator, std::size_t index) {
-  const std::string name = fmt::format("llm[{}]", index);
+// One tiny request to the endpoint of an llm mutator config (or the
+// analyst's): one try, a short deadline, 16 reply tokens.
+Check CheckEndpoint(const MutatorConfig& mutator, const std::string& name) {
   const std::string what = fmt::format("{} {} at {}", mutator.provider.empty() ? "openai" : mutator.provider,
                                        mutator.model, mutator.base_url);
   auto key = ReadApiKey(mutator.api_key_env);
@@ -121,7 +120,11 @@ void AddDoctorCommand(CLI::App& app, Cli& cli) {
     for (std::size_t i = 0; i < config.mutators.size(); ++i) {
       if (config.mutators[i].kind != "llm") continue;
       any_llm = true;
-      checks.push_back(CheckEndpoint(config.mutators[i], i));
+      checks.push_back(CheckEndpoint(config.mutators[i], fmt::format("llm[{}]", i)));
+    }
+    if (config.analyst.endpoint) {  // the default analyst is an llm mutator's endpoint, checked above
+      any_llm = true;
+      checks.push_back(CheckEndpoint(*config.analyst.endpoint, "analyst"));
     }
     bool failed = false;
     nlohmann::json document = nlohmann::json::array();

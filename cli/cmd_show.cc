@@ -42,13 +42,15 @@ void PrintPrompt(std::ostream& out, const std::string& prompt_json) {
 }
 
 void PrintExchange(std::ostream& out, const NodeRecord& node, const std::vector<LlmCallRecord>& calls) {
-  if (calls.empty()) {
+  // An analysis of the node is its own call, not one that made it.
+  bool made = false;
+  for (const auto& call : calls) made = made || call.purpose != "analysis";
+  if (!made) {
     out << fmt::format("node {} was not made by an LLM call (mutation: {})\n", node.id, node.mutation);
-    return;
   }
   for (const auto& call : calls) {
-    out << fmt::format("=== LLM call {} to {} {} (run {}, {}): {} in / {} out tokens, ${:.4f}, {:.1f}s, HTTP {}{}{}\n",
-                       call.id, call.provider, call.model, call.run_id, FormatTimestamp(call.created_at),
+    out << fmt::format("=== LLM call {} ({}) to {} {} (run {}, {}): {} in / {} out tokens, ${:.4f}, {:.1f}s, HTTP {}{}{}\n",
+                       call.id, call.purpose, call.provider, call.model, call.run_id, FormatTimestamp(call.created_at),
                        call.input_tokens, call.output_tokens, call.cost_usd, call.latency_s, call.http_status,
                        call.retries > 0 ? fmt::format(", {} retries", call.retries) : std::string(),
                        call.error.empty() ? std::string() : ", error: " + call.error);
@@ -125,6 +127,7 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
                                          {"run", call.run_id},
                                          {"provider", call.provider},
                                          {"model", call.model},
+                                         {"purpose", call.purpose},
                                          {"prompt", messages},
                                          {"response", call.response},
                                          {"input_tokens", call.input_tokens},

@@ -67,12 +67,17 @@ std::string WriteConfig(Workspace& workspace, const ScriptedServer& server) {
 
 TEST_SUITE("cli") {
   TEST_CASE("kestrel show NODE --prompt prints the prompt and reply that made the node") {
-    ScriptedServer server({Chat("Unrolled by four:\n```cpp\n" + std::string(kFasterAxpy) + "```\n")});
+    // The seed is profiled (affine states its flops and bytes), so the
+    // analyst reads it first; the mutation follows its first recommendation.
+    ScriptedServer server({Chat(R"({"bottlenecks": [{"name": "one element per iteration", "evidence": "scalar"}],
+                                    "recommendations": [{"change": "unroll by four", "expected_gain": "1.3x"},
+                                                        {"change": "vectorize", "expected_gain": "2x"}]})"),
+                           Chat("Unrolled by four:\n```cpp\n" + std::string(kFasterAxpy) + "```\n")});
     Workspace workspace;
     const std::string config = WriteConfig(workspace, server);
     const Exec run = workspace.Run({"run", config, "--quiet", "--json"});
     REQUIRE_MESSAGE(run.code == 0, run.err);
-    REQUIRE(server.requests() >= 1);
+    REQUIRE(server.requests() >= 2);
 
     const json best = json::parse(workspace.Run({"best", "--task", "affine", "--json", "--top", "10"}).out);
     std::int64_t llm_node = 0, seed_node = 0;
@@ -83,6 +88,9 @@ TEST_SUITE("cli") {
     }
     REQUIRE(llm_node > 0);
     REQUIRE(seed_node > 0);
+    for (const auto& row : best) {
+      if (row.at("node") == llm_node) CHECK(row.at("mutation") == "llm:scripted-model:rec 1/2: unroll by four");
+    }
 
     const Exec shown = workspace.Run({"show", std::to_string(llm_node), "--prompt"});
     REQUIRE_MESSAGE(shown.code == 0, shown.err);
@@ -96,12 +104,19 @@ TEST_SUITE("cli") {
 
     const json document = json::parse(workspace.Run({"show", std::to_string(llm_node), "--json"}).out);
     REQUIRE(document.at("llm_calls").size() == 1);
+    CHECK(document.at("llm_calls")[0].at("purpose") == "mutate");
     CHECK(document.at("llm_calls")[0].at("prompt").is_array());
     CHECK(document.at("llm_calls")[0].at("model") == "scripted-model");
 
+    // The seed was not made by a call; its analysis is stored under it.
     const Exec seed = workspace.Run({"show", std::to_string(seed_node), "--prompt"});
     CHECK(seed.code == 0);
     CHECK(seed.out.find("was not made by an LLM call") != std::string::npos);
+    CHECK(seed.out.find("(analysis) to openai scripted-model") != std::string::npos);
+    CHECK(seed.out.find("You are the performance analyst") != std::string::npos);
+    const json seed_document = json::parse(workspace.Run({"show", std::to_string(seed_node), "--json"}).out);
+    REQUIRE(seed_document.at("llm_calls").size() == 1);
+    CHECK(seed_document.at("llm_calls")[0].at("purpose") == "analysis");
   }
 
   TEST_CASE("kestrel doctor --config sends each LLM endpoint a tiny request and reports it") {
