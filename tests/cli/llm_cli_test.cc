@@ -140,6 +140,25 @@ TEST_SUITE("cli") {
       const json request = json::parse(server.seen()[0].body);
       CHECK(request.at("max_tokens") == 16);
     }
+    SUBCASE("a named analyst is an endpoint of its own: checked too") {
+      ScriptedServer server({Chat("ok"), Chat("ok")});
+      Workspace workspace;
+      json config = json::parse(testing::ReadFile(WriteConfig(workspace, server)));
+      config["analyst"] = {{"provider", "openai"}, {"model", "analyst-model"}, {"base_url", server.BaseUrl()},
+                           {"api_key_env", kKeyEnv}};
+      const auto path = workspace.path() / "with_analyst.json";
+      testing::WriteFile(path, config.dump(2));
+      const json checks = json::parse(workspace.Run({"doctor", "--config", path.string(), "--json"}).out);
+      bool seen = false;
+      for (const auto& check : checks) {
+        if (check.at("check") != "analyst") continue;
+        seen = true;
+        CHECK(check.at("state") == "ok");
+        CHECK(check.at("detail").get<std::string>().find("analyst-model") != std::string::npos);
+      }
+      CHECK(seen);
+      CHECK(server.requests() == 2);
+    }
     SUBCASE("a rejected key: the check fails, says why, and doctor exits 1") {
       ScriptedServer server({{401, R"({"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}})"}});
       Workspace workspace;
