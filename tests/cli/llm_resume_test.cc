@@ -15,8 +15,10 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -150,21 +152,25 @@ std::vector<std::vector<std::string>> Trace(const Workspace& workspace) {
   return trace;
 }
 
-// The run's results so far; 0 while the database has no schema yet (a
-// session killed that early).
-std::int64_t SearchResults(const Workspace& workspace) {
+// A count over the database; 0 while it cannot be read yet (no schema, a
+// session creating it holds the lock).
+std::int64_t CountOrZero(const Workspace& workspace, const char* sql) {
   sqlite3* db = nullptr;
   sqlite3_stmt* statement = nullptr;
   std::int64_t count = 0;
   if (sqlite3_open_v2(workspace.db().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
-      sqlite3_prepare_v2(db, "SELECT count(*) FROM measurements WHERE purpose = 'search'", -1, &statement, nullptr) ==
-          SQLITE_OK &&
-      sqlite3_step(statement) == SQLITE_ROW) {
+      sqlite3_prepare_v2(db, sql, -1, &statement, nullptr) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW) {
     count = sqlite3_column_int64(statement, 0);
   }
   sqlite3_finalize(statement);
   sqlite3_close(db);
   return count;
+}
+
+// The run's results so far (0 while the database has no schema yet: a
+// session killed that early).
+std::int64_t SearchResults(const Workspace& workspace) {
+  return CountOrZero(workspace, "SELECT count(*) FROM measurements WHERE purpose = 'search'");
 }
 
 std::optional<Exec> WaitFor(const Process& process, std::chrono::milliseconds timeout) {
@@ -261,5 +267,117 @@ TEST_SUITE("cli resume") {
     CHECK(duplicates > 0);
     CHECK(fixes > 0);     // fix rounds across a kill
     CHECK(combines > 0);  // LLM combines of two parents resume too
+  }
+}
+
+namespace {
+
+// A provider for a CPU search whose seed is profiled: an analysis prompt gets
+// three recommendations, a mutation prompt a correct axpy that does the work
+// four times (slower than the seed, so that greedy keeps expanding the seed)
+// and whose code differs by a constant (so that each is timed).
+class AnalysingProvider {
+ public:
+  AnalysingProvider() {
+    server_.Post("/v1/chat/completions", [this](const httplib::Request& request, httplib::Response& response) {
+      const std::string body = request.body;
+      std::string reply;
+      if (body.find("You are the performance analyst") != std::string::npos) {
+        reply = R"({"bottlenecks": [{"name": "memory", "evidence": "streams x and y"}],
+                    "recommendations": [{"change": "REC-ONE", "expected_gain": "1.1x"},
+                                        {"change": "REC-TWO", "expected_gain": "1.05x"},
+                                        {"change": "REC-THREE", "expected_gain": "1.01x"}]})";
+      } else {
+        std::this_thread::sleep_for(300ms);  // so that a kill lands mid-call
+        reply = "```cpp\n#include <cstdint>\nvoid axpy(const float* x, float* y, int64_t n) {\n"
+                "  asm volatile(\"\" :: \"r\"(" + std::to_string(++made_) + "L));\n"
+                "  for (int r = 0; r < 4; ++r) {\n    asm volatile(\"\" ::: \"memory\");\n"
+                "    for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;\n  }\n}\n```\n";
+      }
+      const json answer = {{"choices", {{{"message", {{"role", "assistant"}, {"content", reply}}},
+                                         {"finish_reason", "stop"}}}},
+                           {"usage", {{"prompt_tokens", 800}, {"completion_tokens", 120}}}};
+      response.set_content(answer.dump(), "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(1ms);
+  }
+  ~AnalysingProvider() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<int> made_{0};
+};
+
+}  // namespace
+
+TEST_SUITE("cli resume") {
+  TEST_CASE("an analysis call survives SIGKILL: the resumed run reuses it, counts it in usd, follows the next recommendation") {
+    Workspace workspace;
+    AnalysingProvider provider;
+    ::setenv(kKeyEnv, "sk-resume-test", 1);
+    ::setenv("NO_PROXY", "127.0.0.1", 1);
+    ::setenv("no_proxy", "127.0.0.1", 1);
+    const json config = {
+        {"task", "affine"},
+        {"strategy", {{"name", "greedy"}}},
+        {"mutators", {{{"kind", "llm"}, {"provider", "openai"}, {"model", "prompt-model"}, {"base_url", provider.BaseUrl()},
+                       {"api_key_env", kKeyEnv}, {"timeout_s", 20}, {"max_tokens", 1000}, {"combine_share", 0},
+                       {"price_per_mtok", {{"input", 1.0}, {"output", 2.0}}}}}},
+        {"evaluator", {{"min_time", 0.02}, {"min_samples", 3}}},
+        {"budget", {{"evaluations", 4}, {"time", "120s"}}},
+        {"parallel", {{"max_in_flight", 1}}},
+        {"confirm", {{"top", 0}, {"rounds", 0}}},
+        {"max_fix_rounds", 0}};
+    const auto path = workspace.path() / "analysed.json";
+    testing::WriteFile(path, config.dump(2));
+
+    // Killed once the analysis is stored (with the first child), mid-call of
+    // the next mutation.
+    const Process first = workspace.Spawn({"run", path.string(), "--quiet"});
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    std::optional<Exec> ended;
+    while (!(ended = Workspace::Poll(first)) && std::chrono::steady_clock::now() < deadline &&
+           (CountOrZero(workspace, "SELECT count(*) FROM llm_calls WHERE purpose = 'analysis'") == 0 ||
+            SearchResults(workspace) < 2)) {
+      std::this_thread::sleep_for(5ms);
+    }
+    REQUIRE_FALSE(ended);
+    std::this_thread::sleep_for(150ms);
+    REQUIRE(::kill(first.pid, SIGKILL) == 0);
+    CHECK(Workspace::Wait(first).code == 128 + SIGKILL);
+    const auto analyses = Query(workspace, "SELECT node_id, cost_usd FROM llm_calls WHERE purpose = 'analysis'");
+    REQUIRE(analyses.size() == 1);
+    const std::string seed = analyses[0][0];
+
+    const Exec resumed = workspace.Run({"resume", "--run", "1", "--quiet"});
+    INFO("resumed: " << resumed.err);
+    REQUIRE(resumed.code == 0);
+    // The seed was not analysed again; no node was analysed twice.
+    CHECK(Query(workspace, "SELECT id FROM llm_calls WHERE purpose = 'analysis' AND node_id = " + seed).size() == 1);
+    CHECK(Query(workspace, "SELECT node_id FROM llm_calls WHERE purpose = 'analysis' GROUP BY node_id "
+                           "HAVING count(*) > 1").empty());
+    // Its recommendations were followed in rank order across the kill.
+    const auto children = Query(workspace, "SELECT mutation FROM edges WHERE kind = 'derive' AND parent_id = " + seed +
+                                               " ORDER BY id");
+    REQUIRE(children.size() >= 3);
+    CHECK(children[0][0] == "llm:prompt-model:rec 1/3: REC-ONE");
+    CHECK(children[1][0] == "llm:prompt-model:rec 2/3: REC-TWO");
+    CHECK(children[2][0] == "llm:prompt-model:rec 3/3: REC-THREE");
+    // The run's spend counts every call, the analysis included.
+    const auto spend = Query(workspace, "SELECT (SELECT total(cost_usd) FROM llm_calls WHERE run_id = 1), "
+                                        "(SELECT count(*) FROM llm_calls WHERE run_id = 1)");
+    const json runs = json::parse(workspace.Run({"runs", "--json"}).out);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].at("stop_reason") == "evaluations");
+    CHECK(std::stod(spend[0][0]) == doctest::Approx(std::stoi(spend[0][1]) * (800 * 1.0 + 120 * 2.0) / 1e6));
+    CHECK(std::stod(analyses[0][1]) == doctest::Approx((800 * 1.0 + 120 * 2.0) / 1e6));
   }
 }
