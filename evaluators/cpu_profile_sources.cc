@@ -1,0 +1,116 @@
+// CpuEvaluator: the profile sources of a built candidate besides its
+// measurement (docs/PROFILES.md). See cpu_evaluator.h.
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "evaluators/code_fingerprint.h"
+#include "evaluators/compiler_remarks.h"
+#include "evaluators/cpu_evaluator.h"
+#include "evaluators/instruction_mix.h"
+#include "evaluators/profile_sources.h"
+
+namespace kestrel {
+namespace {
+
+// Calls of the kernel in an outputs job of one shape and one input set:
+// the check calls it twice (runner/outputs_mode.cc, the determinism check).
+constexpr double kCachegrindCalls = 2;
+
+double OutputElements(const JobShape& shape) {
+  double elements = 0;
+  for (const JobArg& arg : shape.args) {
+    if (arg.role == ArgRole::kOutput || arg.role == ArgRole::kInOut) {
+      elements = std::max(elements, static_cast<double>(arg.count));
+    }
+  }
+  return elements;
+}
+
+double BufferElements(const JobShape& shape) {
+  double elements = 0;
+  for (const JobArg& arg : shape.args) {
+    if (arg.role == ArgRole::kInput || arg.role == ArgRole::kOutput || arg.role == ArgRole::kInOut) {
+      elements += static_cast<double>(arg.count);
+    }
+  }
+  return elements;
+}
+
+}  // namespace
+
+void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile) {
+  try {
+    if (auto mix = InstructionMixOf(build.library, IsaVectorBits(host_.isa))) {
+      profile.mix = std::move(*mix);
+    } else {
+      profile.unavailable.push_back("objdump: " + mix.error().message());
+    }
+    const CompileRequest request = CompileRequestFor(candidate, build.library.parent_path());
+    if (auto remarks = CompileWithRemarks(request, toolchain_)) {
+      profile.remarks = std::move(*remarks);
+    } else {
+      profile.unavailable.push_back("compiler remarks: " + remarks.error().message());
+    }
+    // Hardware counters are read where the PMU is; this VM-friendly
+    // fallback simulates them. (Counting in the worker is not implemented
+    // yet: a readable PMU is reported, the counts come from cachegrind.)
+    if (const std::string pmu = PmuUnavailableReason(); !pmu.empty()) {
+      profile.unavailable.push_back(pmu);
+    } else {
+      profile.unavailable.push_back("pmu: readable, but counting in the worker is not implemented yet");
+    }
+    if (const auto valgrind = CachegrindValgrind()) {
+      if (auto counters = SimulateCaches(build, *valgrind)) {
+        profile.counters = std::move(*counters);
+      } else {
+        profile.unavailable.push_back("cachegrind: " + counters.error().message());
+      }
+    } else {
+      profile.unavailable.push_back("cachegrind: valgrind is not installed (Debian: apt-get install valgrind)");
+    }
+  } catch (const std::exception& e) {
+    profile.unavailable.push_back(std::string("profile sources: ") + e.what());
+  }
+}
+
+Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, const std::string& valgrind) {
+  if (timed_shapes_.empty()) return Fail(Error::NotFound("the task has no timed shape"));
+  const auto smallest = std::min_element(timed_shapes_.begin(), timed_shapes_.end(),
+                                         [](const JobShape& a, const JobShape& b) {
+                                           return BufferElements(a) < BufferElements(b);
+                                         });
+  const double elements = OutputElements(*smallest);
+  if (elements <= 0) return Fail(Error::NotFound("the task has no output buffer to count per element"));
+  const std::optional<std::string> objdump = ObjdumpText(build.library);
+  if (!objdump) return Fail(Error::NotFound("objdump cannot list the kernel's functions"));
+  std::set<std::string> functions;
+  for (const auto& [name, body] : KernelFunctions(*objdump)) functions.insert(name);
+
+  const std::filesystem::path dir = NewEvalDir();
+  Job job = MakeJob("outputs", {build.library}, false);
+  job.shapes = {*smallest};
+  job.input_sets = 1;
+  job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
+  job.output_file = dir / "outputs.bin";
+  // Valgrind runs the kernel on its own synthetic CPU and makes system calls
+  // of its own (its output file among them) that the worker's allowlist
+  // stops: without the allowlist, inside the rest of the sandbox.
+  job.seccomp = false;
+  job.worker_wrapper = {valgrind, "-q", "--tool=cachegrind", "--cache-sim=yes", "--demangle=no", "--vgdb=no",
+                        "--cachegrind-out-file=cachegrind.out", "--"};
+  job.wrapper_file = "cachegrind.out";
+  job.wrapper_output = dir / "cachegrind.out";
+  const JobRun run = RunJob(job, dir, "profiling (cachegrind)");
+  if (run.failure) return Fail(Error::Io(run.failure->reason + (run.log.empty() ? "" : "\n" + run.log)));
+  std::ifstream in(job.wrapper_output, std::ios::binary);
+  if (!in) return Fail(Error::Io("valgrind left no output file" + (run.log.empty() ? "" : ":\n" + run.log)));
+  std::stringstream text;
+  text << in.rdbuf();
+  auto totals = ParseCachegrind(text.str(), functions);
+  if (!totals) return Fail(totals.error());
+  return CachegrindCounters(*totals, kCachegrindCalls, elements, smallest->label);
+}
+
+}  // namespace kestrel

@@ -1,0 +1,136 @@
+// The profile ladder (issue 18): known kernels of one task, built by the
+// real compiler with -O3 -march=native and profiled by every source this
+// machine has (CpuEvaluator::AddProfileSources): objdump's instruction mix,
+// the compiler's remarks and cachegrind's simulated counts. A scalar loop,
+// an auto-vectorized one and an intrinsic one (AVX-512 where the CPU has
+// it, else AVX2) of y = a * x + 1; a strided and a cache-friendly transpose.
+// Their profiles differ where they must.
+
+#include <doctest.h>
+
+#include <memory>
+#include <string>
+
+#include "evaluators/cpu_evaluator.h"
+#include "evaluators/instruction_mix.h"
+#include "evaluators/profile_sources.h"
+#include "scale_task.h"
+
+namespace kestrel {
+namespace {
+
+CpuEvaluatorOptions LadderOptions() {
+  CpuEvaluatorOptions options = testing::FastOptions();
+  options.flags = {"-O3", "-march=native"};
+  return options;
+}
+
+CpuEvaluator& Evaluator(const Task& task) {
+  static std::map<std::string, std::unique_ptr<CpuEvaluator>> evaluators;
+  auto& evaluator = evaluators[task.name];
+  if (!evaluator) {
+    auto made = CpuEvaluator::Create(task, LadderOptions());
+    if (!made) FAIL("CpuEvaluator::Create: " << made.error().message());
+    evaluator = std::move(*made);
+  }
+  return *evaluator;
+}
+
+Task TransposeTask() {
+  Task task;
+  task.name = "transpose";
+  task.description = "out = in transposed, n x n";
+  task.language = "cpp";
+  task.entry = "transpose";
+  ArgSpec in{"in", ArgRole::kInput, ScalarType::kF32, {"n", "n"}, {}, 0.0};
+  ArgSpec out{"out", ArgRole::kOutput, ScalarType::kF32, {"n", "n"}, {}, 0.0};
+  ArgSpec n{"n", ArgRole::kDim, ScalarType::kI64, {}, {}, 0.0};
+  task.args = {in, out, n};
+  // Rows of 4000 bytes: not a power of two, so that the strided writes
+  // miss for want of capacity (1000 lines per column > L1's), not for
+  // aliasing, and the tiles' 32 lines stay in L1.
+  task.shapes = {{{"n", 1000}}};
+  task.check_shapes = {{{"n", 37}}};
+  task.tolerance = {0, 0};
+  task.reference = {"transpose_strided.cpp", testing::KernelSource("transpose_strided")};
+  return task;
+}
+
+Profile ProfileOf(CpuEvaluator& evaluator, const std::string& kernel) {
+  const Candidate candidate = testing::MakeCandidate(evaluator, kernel);
+  const BuildResult build = evaluator.Build(candidate);
+  REQUIRE_MESSAGE(build.ok, build.log);
+  Profile profile;
+  evaluator.AddProfileSources(candidate, build, profile);
+  INFO(kernel << ":\n" << ProfileDigest(profile));
+  REQUIRE(profile.mix);
+  REQUIRE(profile.remarks);
+  REQUIRE_MESSAGE(CachegrindValgrind(), "valgrind is not installed (scripts/setup installs it)");
+  REQUIRE(profile.counters);
+  return profile;
+}
+
+int IsaBits() {
+  static const int bits = IsaVectorBits(DetectHost().isa);
+  return bits;
+}
+
+TEST_CASE("scalar, auto-vectorized and intrinsic rungs differ in packed share, vector width and instructions") {
+  CpuEvaluator& evaluator = Evaluator(testing::MakeScaleTask());
+  REQUIRE_MESSAGE(IsaBits() >= 256, "the ladder needs AVX2 at least");
+  const Profile scalar = ProfileOf(evaluator, "scale_scalar");
+  const Profile vectorized = ProfileOf(evaluator, "scale_vectorized");
+  const Profile intrinsics = ProfileOf(evaluator, "scale_intrinsics");
+
+  // What the code is.
+  CHECK(scalar.mix->packed_fp == 0);
+  CHECK(scalar.mix->scalar_fp > 0);
+  CHECK(scalar.mix->vector_bits == 0);
+  CHECK(vectorized.mix->packed_fp > 0);
+  CHECK(vectorized.mix->vector_bits >= 256);
+  CHECK(intrinsics.mix->packed_fp > 0);
+  CHECK(intrinsics.mix->fma > 0);
+  CHECK(intrinsics.mix->vector_bits == IsaBits());
+  for (const Profile* profile : {&scalar, &vectorized, &intrinsics}) {
+    CHECK(profile->mix->isa_vector_bits == IsaBits());
+    CHECK(profile->mix->calls.empty());
+  }
+
+  // What the compiler did with the loop (kernel.cpp line 5 in both files).
+  CHECK(scalar.remarks->vectorized.empty());
+  REQUIRE(!vectorized.remarks->vectorized.empty());
+  CHECK(vectorized.remarks->vectorized[0].rfind("kernel.cpp:5: ", 0) == 0);
+  CHECK(vectorized.remarks->vectorized[0].find("vectorized") != std::string::npos);
+
+  // Simulated counts: fewer instructions per element up the ladder.
+  CHECK(scalar.counters->source == "cachegrind");
+  CHECK(scalar.counters->shape == "n=100000");
+  CHECK(*scalar.counters->instructions > 2.0);  // load, multiply-add, store, loop
+  CHECK(*scalar.counters->instructions > 2 * *vectorized.counters->instructions);
+  CHECK(*vectorized.counters->instructions >= *intrinsics.counters->instructions * 0.9);
+
+  // The digests say so in words.
+  const std::string scalar_digest = ProfileDigest(scalar);
+  const std::string intrinsics_digest = ProfileDigest(intrinsics);
+  CHECK(scalar_digest.find("(0% packed)") != std::string::npos);
+  CHECK(intrinsics_digest.find("widest vector " + std::to_string(IsaBits()) + " bits of " +
+                               std::to_string(IsaBits())) != std::string::npos);
+  CHECK(scalar_digest != intrinsics_digest);
+}
+
+TEST_CASE("a strided transpose misses L1 far more often than a cache-friendly one") {
+  CpuEvaluator& evaluator = Evaluator(TransposeTask());
+  const Profile strided = ProfileOf(evaluator, "transpose_strided");
+  const Profile blocked = ProfileOf(evaluator, "transpose_blocked");
+  REQUIRE(strided.counters->d1_miss_rate);
+  REQUIRE(blocked.counters->d1_miss_rate);
+  // One line per written element against about two per 16-element tile row.
+  CHECK(*strided.counters->d1_miss_rate > 0.3);
+  CHECK(*blocked.counters->d1_miss_rate < 0.15);
+  CHECK(*strided.counters->d1_miss_rate > 3 * *blocked.counters->d1_miss_rate);
+  CHECK(*strided.counters->cache_misses > *blocked.counters->cache_misses);
+  CHECK(ProfileDigest(strided) != ProfileDigest(blocked));
+}
+
+}  // namespace
+}  // namespace kestrel
