@@ -61,7 +61,10 @@ void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResu
     } else {
       profile.unavailable.push_back("pmu: readable, but counting in the worker is not implemented yet");
     }
-    if (const auto valgrind = CachegrindValgrind()) {
+    if (profile.mix && profile.mix->vector_bits >= 512) {
+      // Valgrind (3.19 and later alike) has no AVX-512: the kernel would die of SIGILL.
+      profile.unavailable.push_back("cachegrind: valgrind cannot run AVX-512 code (this kernel uses zmm registers)");
+    } else if (const auto valgrind = CachegrindValgrind()) {
       if (auto counters = SimulateCaches(build, *valgrind)) {
         profile.counters = std::move(*counters);
       } else {
@@ -103,7 +106,11 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   job.wrapper_file = "cachegrind.out";
   job.wrapper_output = dir / "cachegrind.out";
   const JobRun run = RunJob(job, dir, "profiling (cachegrind)");
-  if (run.failure) return Fail(Error::Io(run.failure->reason + (run.log.empty() ? "" : "\n" + run.log)));
+  if (run.failure) {
+    std::string reason = run.failure->reason;
+    if (reason.find("SIGILL") != std::string::npos) reason += " (valgrind cannot run some of its instructions: AVX-512?)";
+    return Fail(Error::Io(reason));
+  }
   std::ifstream in(job.wrapper_output, std::ios::binary);
   if (!in) return Fail(Error::Io("valgrind left no output file" + (run.log.empty() ? "" : ":\n" + run.log)));
   std::stringstream text;

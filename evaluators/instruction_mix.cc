@@ -43,8 +43,8 @@ FpKind Classify(std::string_view mnemonic, bool* fma) {
 }
 
 // The widest register an instruction names; a scalar instruction's xmm
-// (vaddss %xmm1,...) and the zeroing idiom (vxorps %xmm0,%xmm0,%xmm0) do
-// not count as vector code.
+// (vaddss %xmm1,...), the zeroing idiom (vxorps %xmm0,%xmm0,%xmm0) and an
+// xmm register copy do not count as vector code.
 int RegisterBits(std::string_view operands) {
   if (operands.find("%zmm") != std::string_view::npos) return 512;
   if (operands.find("%ymm") != std::string_view::npos) return 256;
@@ -62,6 +62,19 @@ bool IsZeroingIdiom(std::string_view mnemonic, std::string_view operands) {
     const std::size_t next = rest.find(',');
     if (rest.substr(0, next) != first) return false;
     rest = next == std::string_view::npos ? std::string_view() : rest.substr(next + 1);
+  }
+  return true;
+}
+
+// "vmovaps %xmm0,%xmm1": a scalar kept in a register being copied (the
+// compiler copies whole xmm registers); with memory or wider registers it
+// is vector code.
+bool IsRegisterCopy(std::string_view mnemonic, std::string_view operands) {
+  if (mnemonic.find("mov") == std::string_view::npos || operands.empty()) return false;
+  while (!operands.empty()) {
+    const std::size_t comma = operands.find(',');
+    if (!StartsWith(operands.substr(0, comma), "%xmm")) return false;
+    operands = comma == std::string_view::npos ? std::string_view() : operands.substr(comma + 1);
   }
   return true;
 }
@@ -141,7 +154,7 @@ InstructionMix ParseInstructionMix(std::string_view objdump_output, int isa_vect
       std::string_view op = StartsWith(mnemonic, "v") ? mnemonic.substr(1) : mnemonic;
       if (StartsWith(op, "div") || StartsWith(op, "idiv") || StartsWith(op, "sqrt")) ++mix.divisions;
       if (StartsWith(op, "gather") || StartsWith(op, "pgather")) ++mix.gathers;
-      if (!IsScalarOnly(mnemonic) && !IsZeroingIdiom(mnemonic, operands)) {
+      if (!IsScalarOnly(mnemonic) && !IsZeroingIdiom(mnemonic, operands) && !IsRegisterCopy(mnemonic, operands)) {
         mix.vector_bits = std::max(mix.vector_bits, RegisterBits(operands));
       }
       if (StartsWith(mnemonic, "call") || StartsWith(mnemonic, "jmp")) {

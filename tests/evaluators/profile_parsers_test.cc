@@ -79,19 +79,34 @@ Disassembly of section .text:
 0000000000001100 <scale_add>:
     1100:	vxorps %xmm0,%xmm0,%xmm0
     1104:	vmovss (%rdi,%rax,4),%xmm1
+    1108:	vmovaps %xmm0,%xmm1
     1109:	vfmadd132ss %xmm2,%xmm3,%xmm1
     110e:	vmovss %xmm1,(%rsi,%rax,4)
     1113:	vcvtsi2ss %rax,%xmm0,%xmm0
     1118:	ret
 )";
   const InstructionMix mix = ParseInstructionMix(kScalar, 256);
-  CHECK(mix.total == 6);
+  CHECK(mix.total == 7);
   CHECK(mix.packed_fp == 0);
   CHECK(mix.scalar_fp == 1);
   CHECK(mix.fma == 1);
   CHECK(mix.vector_bits == 0);
   CHECK(mix.isa_vector_bits == 256);
   CHECK(mix.calls.empty());
+}
+
+TEST_CASE("an xmm move with memory is vector code") {
+  constexpr const char* kSse = R"(
+Disassembly of section .text:
+
+0000000000001100 <scale_add>:
+    1100:	movups (%rdi,%rax,4),%xmm1
+    1104:	mulps %xmm2,%xmm1
+    1108:	ret
+)";
+  const InstructionMix mix = ParseInstructionMix(kSse, 128);
+  CHECK(mix.packed_fp == 1);
+  CHECK(mix.vector_bits == 128);
 }
 
 TEST_CASE("a text without kernel functions is an empty mix") {
