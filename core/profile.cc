@@ -38,6 +38,15 @@ Result<T> Get(const json& in, const char* key, const std::string& where, T fallb
     target = std::move(*taken_);                        \
   } while (false)
 
+// The largest shape this much slower per element than the smallest is
+// called cache-bound in the digest.
+constexpr double kCacheBoundRatio = 1.3;
+
+// " (ymm)" for 256 bits: the register name the LLM knows the code by.
+std::string RegisterName(int bits) {
+  return bits == 512 ? " (zmm)" : bits == 256 ? " (ymm)" : bits == 128 ? " (xmm)" : "";
+}
+
 std::string Number(double value) {
   if (value == 0) return "0";
   const double magnitude = std::fabs(value);
@@ -194,9 +203,10 @@ std::string ProfileDigest(const Profile& profile) {
   if (const auto& m = profile.mix) {
     const int fp = m->packed_fp + m->scalar_fp;
     out += fmt::format("code: {} instructions; floating point {} packed / {} scalar ({}% packed); {} FMA; widest "
-                       "vector {} bits of {} available; {} divisions/sqrt; {} gathers",
+                       "vector {} bits{} of {} available{}; {} divisions/sqrt; {} gathers",
                        m->total, m->packed_fp, m->scalar_fp, fp > 0 ? 100 * m->packed_fp / fp : 0, m->fma,
-                       m->vector_bits, m->isa_vector_bits, m->divisions, m->gathers);
+                       m->vector_bits, RegisterName(m->vector_bits), m->isa_vector_bits,
+                       RegisterName(m->isa_vector_bits), m->divisions, m->gathers);
     if (!m->calls.empty()) {
       out += "; calls";
       for (const auto& call : m->calls) out += " " + call;
@@ -221,6 +231,11 @@ std::string ProfileDigest(const Profile& profile) {
     out += "time per element:";
     for (const auto& point : profile.scaling) out += fmt::format(" {} {} ns,", point.shape, Number(point.ns_per_element));
     out.pop_back();
+    // Slower per element on a larger shape: its working set left a cache.
+    const double first = profile.scaling.front().ns_per_element, last = profile.scaling.back().ns_per_element;
+    if (profile.scaling.size() > 1 && first > 0 && last > kCacheBoundRatio * first) {
+      out += fmt::format(" (the largest shape is {:.1f}x slower per element: cache-bound)", last / first);
+    }
     out += "\n";
   }
   for (const auto& why : profile.unavailable) out += "not available: " + why + "\n";
