@@ -97,9 +97,10 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   job.input_sets = 1;
   job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
   job.output_file = dir / "outputs.bin";
-  // Valgrind runs the kernel on its own synthetic CPU and makes system calls
-  // of its own (its output file among them) that the worker's allowlist
-  // stops: without the allowlist, inside the rest of the sandbox.
+  // Valgrind does not implement the seccomp system call (the worker could
+  // not install its allowlist), and a filter would stop valgrind's own
+  // calls: without the allowlist, inside the rest of the sandbox
+  // (docs/PROFILES.md, "The sandbox of the cachegrind run").
   job.seccomp = false;
   job.worker_wrapper = {valgrind, "-q", "--tool=cachegrind", "--cache-sim=yes", "--demangle=no", "--vgdb=no",
                         "--cachegrind-out-file=cachegrind.out", "--"};
@@ -109,6 +110,9 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   if (run.failure) {
     std::string reason = run.failure->reason;
     if (reason.find("SIGILL") != std::string::npos) reason += " (valgrind cannot run some of its instructions: AVX-512?)";
+    // The worker's last words (valgrind's among them) say why.
+    const std::string& log = run.failure->log.empty() ? run.log : run.failure->log;
+    if (!log.empty()) reason += "; log: " + log.substr(log.size() > 600 ? log.size() - 600 : 0);
     return Fail(Error::Io(reason));
   }
   std::ifstream in(job.wrapper_output, std::ios::binary);

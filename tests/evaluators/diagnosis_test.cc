@@ -70,7 +70,8 @@ TEST_SUITE("diagnosis") {
     }
     CHECK(Find(checks, "profile: objdump")->state == CheckState::kOk);
     config.compiler = "no-such-compiler-xyz";
-    const Check* remarks = Find(DiagnoseProfileSources(config), "profile: compiler remarks");
+    const std::vector<Check> broken = DiagnoseProfileSources(config);
+    const Check* remarks = Find(broken, "profile: compiler remarks");
     REQUIRE(remarks != nullptr);
     CHECK(remarks->state == CheckState::kWarn);
     CHECK(remarks->fix == "set evaluator.compiler to a working compiler");
