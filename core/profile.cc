@@ -94,6 +94,9 @@ json ProfileToJson(const Profile& profile) {
   out["scaling"] = std::move(scaling);
   out["unavailable"] = profile.unavailable;
   out["seconds"] = profile.seconds;
+  json costs = json::array();
+  for (const auto& cost : profile.costs) costs.push_back({{"source", cost.source}, {"seconds", cost.seconds}});
+  out["costs"] = std::move(costs);
   return out;
 }
 
@@ -172,6 +175,17 @@ Result<Profile> ProfileFromJson(const json& in) {
   }
   KESTREL_TAKE(profile.unavailable, Get<std::vector<std::string>>(in, "unavailable", "profile", {}));
   KESTREL_TAKE(profile.seconds, Get<double>(in, "seconds", "profile", 0.0));
+  if (in.contains("costs")) {
+    if (!in["costs"].is_array()) return Fail(Error::InvalidArgument("profile.costs: not an array"));
+    for (const json& item : in["costs"]) {
+      const std::string where = "profile.costs[]";
+      if (!item.is_object()) return Fail(Error::InvalidArgument(where + ": not an object"));
+      ProfileCost cost;
+      KESTREL_TAKE(cost.source, Get<std::string>(item, "source", where, ""));
+      KESTREL_TAKE(cost.seconds, Get<double>(item, "seconds", where, 0.0));
+      profile.costs.push_back(std::move(cost));
+    }
+  }
   return profile;
 }
 

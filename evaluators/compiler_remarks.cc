@@ -41,7 +41,9 @@ std::optional<Remark> ParseRemark(std::string_view text, std::string_view file) 
   const std::size_t colon = text.find(": ");
   if (colon == std::string_view::npos) return std::nullopt;
   remark.kind = std::string(text.substr(0, colon));
-  remark.message = std::string(text.substr(colon + 2));
+  std::string_view message = text.substr(colon + 2);
+  while (!message.empty() && message.front() == ' ') message.remove_prefix(1);  // GCC indents some
+  remark.message = std::string(message);
   while (!remark.message.empty() && (remark.message.back() == '\r' || remark.message.back() == ' ')) {
     remark.message.pop_back();
   }

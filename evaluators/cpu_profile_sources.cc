@@ -2,6 +2,7 @@
 // measurement (docs/PROFILES.md). See cpu_evaluator.h.
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -41,21 +42,32 @@ double BufferElements(const JobShape& shape) {
 }  // namespace
 
 void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile) {
+  // Each source timed: the profile says what it cost and where that went.
+  const auto timed = [&profile](const char* source, const auto& take) {
+    const auto start = std::chrono::steady_clock::now();
+    take();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    profile.costs.push_back({source, seconds});
+  };
   try {
-    if (auto mix = InstructionMixOf(build.library, IsaVectorBits(host_.isa))) {
-      profile.mix = std::move(*mix);
-    } else {
-      profile.unavailable.push_back("objdump: " + mix.error().message());
-    }
-    const CompileRequest request = CompileRequestFor(candidate, build.library.parent_path());
-    if (auto remarks = CompileWithRemarks(request, toolchain_)) {
-      profile.remarks = std::move(*remarks);
-    } else {
-      profile.unavailable.push_back("compiler remarks: " + remarks.error().message());
-    }
-    // Hardware counters are read where the PMU is; this VM-friendly
-    // fallback simulates them. (Counting in the worker is not implemented
-    // yet: a readable PMU is reported, the counts come from cachegrind.)
+    timed("objdump", [&] {
+      if (auto mix = InstructionMixOf(build.library, IsaVectorBits(host_.isa))) {
+        profile.mix = std::move(*mix);
+      } else {
+        profile.unavailable.push_back("objdump: " + mix.error().message());
+      }
+    });
+    timed("compiler remarks", [&] {
+      const CompileRequest request = CompileRequestFor(candidate, build.library.parent_path());
+      if (auto remarks = CompileWithRemarks(request, toolchain_)) {
+        profile.remarks = std::move(*remarks);
+      } else {
+        profile.unavailable.push_back("compiler remarks: " + remarks.error().message());
+      }
+    });
+    // Hardware counters are read where the PMU is; cachegrind simulates
+    // them elsewhere. (Counting in the worker is not implemented yet: a
+    // readable PMU is reported, the counts come from cachegrind.)
     if (const std::string pmu = PmuUnavailableReason(); !pmu.empty()) {
       profile.unavailable.push_back(pmu);
     } else {
@@ -65,11 +77,13 @@ void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResu
       // Valgrind (3.19 and later alike) has no AVX-512: the kernel would die of SIGILL.
       profile.unavailable.push_back("cachegrind: valgrind cannot run AVX-512 code (this kernel uses zmm registers)");
     } else if (const auto valgrind = CachegrindValgrind()) {
-      if (auto counters = SimulateCaches(build, *valgrind)) {
-        profile.counters = std::move(*counters);
-      } else {
-        profile.unavailable.push_back("cachegrind: " + counters.error().message());
-      }
+      timed("cachegrind", [&] {
+        if (auto counters = SimulateCaches(build, *valgrind)) {
+          profile.counters = std::move(*counters);
+        } else {
+          profile.unavailable.push_back("cachegrind: " + counters.error().message());
+        }
+      });
     } else {
       profile.unavailable.push_back("cachegrind: valgrind is not installed (Debian: apt-get install valgrind)");
     }

@@ -29,6 +29,7 @@ Profile FullProfile() {
   profile.scaling = {{"n=1024", 1024, 0.4}, {"n=4194304", 4194304, 0.9}};
   profile.unavailable = {"pmu: no hardware counters"};
   profile.seconds = 1.5;
+  profile.costs = {{"objdump", 0.02}, {"cachegrind", 1.2}};
   return profile;
 }
 
@@ -44,6 +45,9 @@ TEST_CASE("a profile survives its JSON") {
   CHECK(*back->counters->instructions == 6.5);
   CHECK(back->mix->calls == std::vector<std::string>{"expf"});
   CHECK(back->scaling.size() == 2);
+  REQUIRE(back->costs.size() == 2);
+  CHECK(back->costs[1].source == "cachegrind");
+  CHECK(back->costs[1].seconds == 1.2);
 }
 
 TEST_CASE("an empty object is an empty profile") {
@@ -70,6 +74,7 @@ TEST_CASE("a malformed profile is refused naming the field") {
   CHECK(error(R"({"scaling": {}})") == "profile.scaling: not an array");
   CHECK(error(R"({"scaling": [{"ns_per_element": null}]})") == "profile.scaling[].ns_per_element: wrong type");
   CHECK(error(R"({"unavailable": "pmu"})") == "profile.unavailable: wrong type");
+  CHECK(error(R"({"costs": [{"seconds": "1"}]})") == "profile.costs[].seconds: wrong type");
 }
 
 TEST_CASE("the digest is a few hundred tokens of plain text with the numbers of every part") {

@@ -126,14 +126,16 @@ TEST_CASE("GCC's remarks are trimmed to the kernel's file, deduplicated and orde
   constexpr const char* kLog =
       "kernel.cpp:12:21: optimized: loop vectorized using 32 byte vectors\n"
       "kernel.cpp:12:21: optimized: loop vectorized using 32 byte vectors\n"
+      "kernel.cpp:12:21: optimized:  loop versioned for vectorization because of possible aliasing\n"
       "kernel.cpp:5:3: missed: couldn't vectorize loop\n"
       "kernel.cpp:6:12: missed: not vectorized: complicated access pattern.\n"
       "shim.cpp:40:5: missed: statement clobbers memory: kestrel_entry (_1);\n"
       "/usr/include/c++/12/bits/stl_algo.h:3000:7: optimized: basic block part vectorized\n"
       "kernel.cpp: In function 'void f()':\n";
   const CompilerRemarks remarks = ParseVectorizationRemarks(kLog, "kernel.cpp");
-  REQUIRE(remarks.vectorized.size() == 1);
+  REQUIRE(remarks.vectorized.size() == 2);
   CHECK(remarks.vectorized[0] == "kernel.cpp:12: loop vectorized using 32 byte vectors");
+  CHECK(remarks.vectorized[1] == "kernel.cpp:12: loop versioned for vectorization because of possible aliasing");
   REQUIRE(remarks.missed.size() == 2);
   CHECK(remarks.missed[0] == "kernel.cpp:5: couldn't vectorize loop");
   CHECK(remarks.missed[1] == "kernel.cpp:6: not vectorized: complicated access pattern.");
