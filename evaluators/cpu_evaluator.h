@@ -62,6 +62,14 @@ class CpuEvaluator final : public Evaluator {
   std::string SandboxGap() const override { return sandbox_.Complete() || sandbox_.unconfined ? "" : sandbox_.Summary(); }
   bool Unconfined() const override { return sandbox_.unconfined; }
   void SetCalibration(const Calibration& calibration) override;
+  // The profile sources of a built candidate besides its measurement
+  // (cpu_profile_sources.cc, docs/PROFILES.md): its instruction mix
+  // (objdump), the compiler's vectorization remarks (a second compilation
+  // to an object), hardware counters when the PMU is readable, else
+  // cachegrind's simulated counts of the smallest timed shape; each source
+  // timed into profile.costs. What this machine lacks is added to
+  // profile.unavailable. Never throws.
+  void AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile);
 
  private:
 
@@ -72,17 +80,6 @@ class CpuEvaluator final : public Evaluator {
   // The compiler invocation of a candidate built in `dir` (kernel.so from shim.cpp).
   CompileRequest CompileRequestFor(const Candidate& candidate, const std::filesystem::path& dir,
                                    const std::vector<std::string>& libs = {}) const;
-
- public:
-  // The profile sources of a built candidate besides its measurement
-  // (cpu_profile_sources.cc, docs/PROFILES.md): its instruction mix
-  // (objdump), the compiler's vectorization remarks (a second compilation
-  // to an object), hardware counters when the PMU is readable, else
-  // cachegrind's simulated counts of the smallest timed shape. What this
-  // machine lacks is added to profile.unavailable. Never throws.
-  void AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile);
-
- private:
   // Cachegrind's counts of the candidate's calls on the smallest timed
   // shape, in a runner job under the same sandbox and limits as its
   // measurement (its worker without the seccomp allowlist: docs/PROFILES.md).
