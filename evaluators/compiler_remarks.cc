@@ -73,7 +73,8 @@ CompilerRemarks ParseVectorizationRemarks(std::string_view log, std::string_view
     const std::size_t end = log.find('\n');
     const std::string_view line = log.substr(0, end);
     log = end == std::string_view::npos ? std::string_view() : log.substr(end + 1);
-    const std::optional<Remark> remark = ParseRemark(line, file);
+    // clang names an included file as the include found it: "./kernel.cpp".
+    const std::optional<Remark> remark = ParseRemark(line.substr(0, 2) == "./" ? line.substr(2) : line, file);
     if (!remark) continue;
     std::string message = remark->message;
     if (remark->kind == "remark") {  // clang: the flag that asked for it says which kind

@@ -11,8 +11,11 @@
 #include <memory>
 #include <string>
 
+#include "evaluators/compiler.h"
+#include "evaluators/compiler_remarks.h"
 #include "evaluators/cpu_evaluator.h"
 #include "evaluators/instruction_mix.h"
+#include "evaluators/shim.h"
 #include "evaluators/profile_sources.h"
 #include "scale_task.h"
 
@@ -142,6 +145,42 @@ TEST_CASE("a strided transpose misses L1 far more often than a cache-friendly on
   CHECK(*strided.counters->d1_miss_rate > 3 * *blocked.counters->d1_miss_rate);
   CHECK(*strided.counters->cache_misses > *blocked.counters->cache_misses);
   CHECK(ProfileDigest(strided) != ProfileDigest(blocked));
+}
+
+TEST_CASE("each compiler's remarks: GCC's -fopt-info and, where clang is installed, clang's -Rpass") {
+  const Task task = testing::MakeScaleTask();
+  testing::TempDir dir;
+  testing::WriteFile(dir / "kernel.cpp", testing::KernelSource("scale_vectorized"));
+  testing::WriteFile(dir / "shim.cpp", GenerateShim(task, "kernel.cpp"));
+  for (const std::string compiler : {"g++", "clang++"}) {
+    auto version = CompilerVersion(compiler);
+    if (!version) {
+      REQUIRE_MESSAGE(compiler != "g++", version.error().message());
+      MESSAGE("clang++ is not installed: its remarks are not tested here");
+      continue;
+    }
+    CompileRequest request;
+    request.compiler = compiler;
+    request.flags = {"-O3", "-march=native"};
+    request.source = dir / "shim.cpp";
+    request.library = dir / "kernel.so";
+    auto remarks = CompileWithRemarks(request, *version);
+    REQUIRE_MESSAGE(remarks, remarks.error().message());
+    INFO(compiler << ": " << ProfileDigest(Profile{.remarks = *remarks}));
+    CHECK(remarks->compiler == *version);
+    REQUIRE(!remarks->vectorized.empty());
+    CHECK(remarks->vectorized[0].rfind("kernel.cpp:5: ", 0) == 0);
+    CHECK(remarks->vectorized[0].find(compiler == "g++" ? "loop vectorized" : "vectorized loop") != std::string::npos);
+    CHECK(std::filesystem::exists(dir / "remarks.o"));
+  }
+  // A compiler that fails is an error naming it, never a profile with made-up remarks.
+  CompileRequest broken;
+  broken.compiler = "g++";
+  broken.flags = {"-O3", "-DKESTREL_NO_SUCH_HEADER", "-include", "no_such_header.h"};
+  broken.source = dir / "shim.cpp";
+  auto failed = CompileWithRemarks(broken, "g++ 12");
+  REQUIRE(!failed);
+  CHECK(failed.error().message().find("g++ with -fopt-info-vec-optimized") != std::string::npos);
 }
 
 }  // namespace

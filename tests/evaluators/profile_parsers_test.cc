@@ -143,8 +143,11 @@ TEST_CASE("GCC's remarks are trimmed to the kernel's file, deduplicated and orde
 
 TEST_CASE("clang's remarks are sorted by the flag that asked for them") {
   constexpr const char* kLog =
-      "kernel.cpp:7:3: remark: vectorized loop (vectorization width: 8, interleaved count: 4) "
+      "In file included from shim.cpp:1:\n"
+      "./kernel.cpp:7:3: remark: vectorized loop (vectorization width: 8, interleaved count: 4) "
       "[-Rpass=loop-vectorize]\n"
+      "  for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + 1.0f;\n"
+      "  ^\n"
       "kernel.cpp:9:5: remark: loop not vectorized [-Rpass-missed=loop-vectorize]\n";
   const CompilerRemarks remarks = ParseVectorizationRemarks(kLog, "kernel.cpp");
   REQUIRE(remarks.vectorized.size() == 1);
