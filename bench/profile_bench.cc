@@ -1,7 +1,8 @@
 // What a profile costs (docs/PROFILES.md) next to the evaluation it follows,
 // for three built-in tasks: each task's seed built and measured by the CPU
-// evaluator with its default options (a run's), then profiled by every
-// source this machine has (CpuEvaluator::AddProfileSources). Twice per task:
+// evaluator with its default options (a run's), then profiled as a run
+// profiles it (CpuEvaluator::ProfileBuilt: the roofline and shape scaling
+// from the measurement, then every source this machine has). Twice per task:
 // with the evaluator's flags (-O3 -march=native) and with -mno-avx512f
 // added, because valgrind cannot simulate AVX-512 code and skips it (on an
 // AVX-512 host the first row shows the cost without cachegrind, the second
@@ -71,10 +72,14 @@ int Main(int argc, char** argv) {
                      measured.reason.c_str());
         return 1;
       }
-      Profile profile;
       start = std::chrono::steady_clock::now();
-      (*evaluator)->AddProfileSources(seed, build, profile);
+      auto profiled = (*evaluator)->ProfileBuilt(seed, build, measured);
       const double profile_s = Since(start);
+      if (!profiled) {
+        std::fprintf(stderr, "profile_bench: %s: %s\n", name, profiled.error().message().c_str());
+        return 1;
+      }
+      const Profile& profile = *profiled;
       const std::string digest = ProfileDigest(profile);
       const double evaluation_s = build_s + measure_s;
       rows.push_back(fmt::format("| {} | {} | {:.2f} ({:.2f} + {:.2f}) | {:.2f} | {:.0f}% | {} | {} | {} | {} | {} |",

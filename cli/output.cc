@@ -252,6 +252,7 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
                                 {"evaluations", summary.evaluations},
                                 {"duplicates", summary.duplicates},
                                 {"same_code", summary.same_code},
+                                {"profiles", summary.profiles},
                                 {"outcomes", summary.outcomes},
                                 {"best_node", summary.best_node ? nlohmann::json(*summary.best_node) : nlohmann::json()},
                                 {"best_speedup", summary.best_speedup},
@@ -270,6 +271,9 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
   if (summary.same_code > 0) {
     out << fmt::format("{} candidates were the same code as a measured node: not timed (same_code edges)\n",
                        summary.same_code);
+  }
+  if (summary.profiles > 0) {
+    out << fmt::format("{} candidates profiled (kestrel show NODE --profile)\n", summary.profiles);
   }
   if (summary.best_node) {
     out << fmt::format("best: node {} at {} (kestrel show {}; kestrel export {})\n", *summary.best_node,

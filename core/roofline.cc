@@ -36,6 +36,13 @@ double BandwidthFor(const Calibration& calibration, const HostInfo& host, double
   return gbps;
 }
 
+const char* LevelFor(const HostInfo& host, double bytes) {
+  if (host.l1d_bytes > 0 && bytes <= static_cast<double>(host.l1d_bytes)) return "L1";
+  if (host.l2_bytes > 0 && bytes <= static_cast<double>(host.l2_bytes)) return "L2";
+  if (host.l3_bytes > 0 && bytes <= static_cast<double>(host.l3_bytes)) return "L3";
+  return "DRAM";
+}
+
 double RooflineSeconds(const Calibration& calibration, const HostInfo& host, std::optional<double> flops,
                        std::optional<double> bytes) {
   if (!calibration.ok()) return 0.0;

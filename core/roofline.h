@@ -40,6 +40,9 @@ Calibration Merge(const Calibration& a, const Calibration& b);
 // Bandwidth (GB/s) of the smallest level of `host` that holds `bytes`.
 double BandwidthFor(const Calibration& calibration, const HostInfo& host, double bytes);
 
+// The name of the smallest level of `host` that holds `bytes`: "L1", "L2", "L3" or "DRAM".
+const char* LevelFor(const HostInfo& host, double bytes);
+
 // The roofline time in seconds; 0 when the calibration or both formulas are missing.
 double RooflineSeconds(const Calibration& calibration, const HostInfo& host, std::optional<double> flops,
                        std::optional<double> bytes);

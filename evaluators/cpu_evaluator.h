@@ -62,6 +62,10 @@ class CpuEvaluator final : public Evaluator {
   std::string SandboxGap() const override { return sandbox_.Complete() || sandbox_.unconfined ? "" : sandbox_.Summary(); }
   bool Unconfined() const override { return sandbox_.unconfined; }
   void SetCalibration(const Calibration& calibration) override;
+  // cpu_profile.cc
+  bool CanProfile() const override { return true; }
+  Result<Profile> ProfileBuilt(const Candidate& candidate, const BuildResult& build,
+                               const Measurement& measurement) override;
   // The profile sources of a built candidate besides its measurement
   // (cpu_profile_sources.cc, docs/PROFILES.md): its instruction mix
   // (objdump), the compiler's vectorization remarks (a second compilation
@@ -72,6 +76,9 @@ class CpuEvaluator final : public Evaluator {
   void AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile);
 
  private:
+  // The position of a timed shape on the roofline; nullopt when the task
+  // has no flops or bytes formula.
+  std::optional<RooflinePosition> RooflineOf(const ShapeTiming& timing) const;
 
   CpuEvaluator(const Task& task, const CpuEvaluatorOptions& options);
   Status Prepare();

@@ -11,6 +11,7 @@
 #include "evaluators/cpu_evaluator.h"
 #include "evaluators/instruction_mix.h"
 #include "evaluators/profile_sources.h"
+#include "evaluators/task_layout.h"
 
 namespace kestrel {
 namespace {
@@ -18,16 +19,6 @@ namespace {
 // Calls of the kernel in an outputs job of one shape and one input set:
 // the check calls it twice (runner/outputs_mode.cc, the determinism check).
 constexpr double kCachegrindCalls = 2;
-
-double OutputElements(const JobShape& shape) {
-  double elements = 0;
-  for (const JobArg& arg : shape.args) {
-    if (arg.role == ArgRole::kOutput || arg.role == ArgRole::kInOut) {
-      elements = std::max(elements, static_cast<double>(arg.count));
-    }
-  }
-  return elements;
-}
 
 double BufferElements(const JobShape& shape) {
   double elements = 0;
@@ -93,12 +84,14 @@ void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResu
 }
 
 Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, const std::string& valgrind) {
-  if (timed_shapes_.empty()) return Fail(Error::NotFound("the task has no timed shape"));
-  const auto smallest = std::min_element(timed_shapes_.begin(), timed_shapes_.end(),
-                                         [](const JobShape& a, const JobShape& b) {
-                                           return BufferElements(a) < BufferElements(b);
-                                         });
-  const double elements = OutputElements(*smallest);
+  if (timed_shapes_.empty() || timed_shapes_.size() != task_.shapes.size()) {
+    return Fail(Error::NotFound("the task has no timed shape"));
+  }
+  std::size_t smallest = 0;  // by buffer elements
+  for (std::size_t s = 1; s < timed_shapes_.size(); ++s) {
+    if (BufferElements(timed_shapes_[s]) < BufferElements(timed_shapes_[smallest])) smallest = s;
+  }
+  const double elements = OutputElements(task_, task_.shapes[smallest]);
   if (elements <= 0) return Fail(Error::NotFound("the task has no output buffer to count per element"));
   const std::optional<std::string> objdump = ObjdumpText(build.library);
   if (!objdump) return Fail(Error::NotFound("objdump cannot list the kernel's functions"));
@@ -107,7 +100,7 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
 
   const std::filesystem::path dir = NewEvalDir();
   Job job = MakeJob("outputs", {build.library}, false);
-  job.shapes = {*smallest};
+  job.shapes = {timed_shapes_[smallest]};
   job.input_sets = 1;
   job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
   job.output_file = dir / "outputs.bin";
@@ -135,7 +128,7 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   text << in.rdbuf();
   auto totals = ParseCachegrind(text.str(), functions);
   if (!totals) return Fail(totals.error());
-  return CachegrindCounters(*totals, kCachegrindCalls, elements, smallest->label);
+  return CachegrindCounters(*totals, kCachegrindCalls, elements, timed_shapes_[smallest].label);
 }
 
 }  // namespace kestrel

@@ -88,4 +88,14 @@ Result<std::vector<JobShape>> LayoutShapes(const Task& task, bool timed_only) {
   return layouts;
 }
 
+double OutputElements(const Task& task, const Shape& shape) {
+  std::int64_t elements = 0;
+  for (const ArgSpec& arg : task.args) {
+    if (arg.role == ArgRole::kOutput || arg.role == ArgRole::kInOut) {
+      elements = std::max(elements, task.ElementCount(arg, shape));
+    }
+  }
+  return static_cast<double>(elements);
+}
+
 }  // namespace kestrel

@@ -14,6 +14,10 @@ namespace kestrel {
 // "rows=7 cols=33": the task's dims in argument order, then any other key.
 std::string ShapeLabel(const Task& task, const Shape& shape);
 
+// Elements of the task's largest output (or inout) buffer at `shape`: what
+// "per element" means in a profile (core/profile.h).
+double OutputElements(const Task& task, const Shape& shape);
+
 // The layout of one shape. InvalidArgument when a dim the task names is
 // missing from the shape, or a size is negative or overflows.
 Result<JobShape> LayoutShape(const Task& task, const Shape& shape);

@@ -34,6 +34,7 @@ Engine::Impl::Impl(Store& store, const Task& task, Evaluator& evaluator, const R
       options_(std::move(options)),
       run_seed_(config.seed ^ (static_cast<std::uint64_t>(options_.run_id) * 0x9e3779b97f4a7c15ULL)),
       progress_(options_.progress, options_.progress_mode, options_.log_interval_s),
+      device_slots_(std::clamp(config.parallel.measure_slots, 1, 256)),
       state_(store, options_.graph_id, options_.run_id, options_.host_id),
       graph_(state_.graph()) {
   KESTREL_CHECK(options_.budget != nullptr, "an engine needs its run's budget");
@@ -101,6 +102,7 @@ Result<RunSummary> Engine::Impl::Run() {
     }
     try {
       FinalConfirmation();  // not after an error stop
+      ProfileTop();
     } catch (const InvariantError& error) {
       std::lock_guard lock(mutex_);
       StopLocked(StopReason::Error(error.what()));
@@ -127,7 +129,8 @@ Result<RunSummary> Engine::Impl::Run() {
                            engine::EventJson({{"reason", reason},
                                                              {"evaluations", summary_.evaluations},
                                                              {"duplicates", summary_.duplicates},
-                                                             {"same_code", summary_.same_code}}));
+                                                             {"same_code", summary_.same_code},
+                                                             {"profiles", summary_.profiles}}));
   if (auto finished = store_.FinishRun(options_.run_id, status, reason); !finished) {
     return Fail(finished.error());
   }
@@ -155,7 +158,7 @@ Engine::Impl::Route Engine::Impl::RecordStage(const Event& event, Job& out) {
 }
 
 Engine::Impl::Event Engine::Impl::BuildStage(const Job& job) {
-  engine::Measured failed{job, {}, {}, {}};
+  engine::Measured failed{job, {}, {}, {}, {}};
   try {
     failed.job.build = evaluator_.Build(job.candidate);
     if (failed.job.build.ok) return engine::Built{std::move(failed.job)};
@@ -169,7 +172,8 @@ Engine::Impl::Event Engine::Impl::BuildStage(const Job& job) {
 }
 
 Engine::Impl::Event Engine::Impl::MeasureStage(const Job& job) {
-  engine::Measured result{job, {}, {}, {}};
+  engine::Measured result{job, {}, {}, {}, {}};
+  engine::DeviceSlot slot(device_slots_);
   try {
     result.measurement = evaluator_.Measure(job.candidate, job.build);
   } catch (const std::exception& error) {
@@ -181,6 +185,13 @@ Engine::Impl::Event Engine::Impl::MeasureStage(const Job& job) {
     Confirm(result);
   } catch (const std::exception& error) {
     result.confirmations.clear();  // unconfirmed: judged without a round
+    if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
+  }
+  try {
+    result.profile = ProfileChallenger(result.job, result.measurement);
+  } catch (const std::exception& error) {
+    std::lock_guard lock(mutex_);
+    ReleaseProfileLocked(result.job.node, false);
     if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
   }
   return result;

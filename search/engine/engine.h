@@ -74,6 +74,7 @@ struct RunSummary {
   // Built nodes that were the same code as a node measured on this host:
   // not timed (the evaluations the same_code edge saved), not in `evaluations`.
   std::int64_t same_code = 0;
+  std::int64_t profiles = 0;  // profiles this run took and stored (engine_profile.cc)
   std::map<std::string, std::int64_t> outcomes;
   std::optional<NodeId> best_node;  // best measured node of the graph
   double best_speedup = 0.0;

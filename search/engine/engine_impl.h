@@ -19,6 +19,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <semaphore>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <unordered_map>
@@ -95,6 +97,9 @@ struct Measured {
   Job job;
   Measurement measurement;
   std::vector<std::pair<NodeId, Measurement>> confirmations;
+  // The node's profile when it challenged the best (engine_profile.cc); the
+  // record stage stores it.
+  std::optional<Profile> profile;
   // A broken invariant met in a stage other than record (its message): the
   // run stops with it (StopKind::kError).
   std::string fatal;
@@ -106,6 +111,20 @@ using Event = std::variant<EvaluateNode, Proposed, Declined, Built, Measured>;
 std::uint64_t SelectionSeed(std::uint64_t run_seed, std::uint64_t selection);
 
 std::string FirstLine(const std::string& text);
+
+// A device slot held for a scope: measurements and profiles share the
+// measure_slots the run config allows.
+using DeviceSlots = std::counting_semaphore<256>;
+class DeviceSlot {
+ public:
+  explicit DeviceSlot(DeviceSlots& slots) : slots_(slots) { slots_.acquire(); }
+  ~DeviceSlot() { slots_.release(); }
+  DeviceSlot(const DeviceSlot&) = delete;
+  DeviceSlot& operator=(const DeviceSlot&) = delete;
+
+ private:
+  DeviceSlots& slots_;
+};
 
 // A run event's detail: text from outside (an LLM's reply quoted in an
 // error, a mutator's note) may be invalid UTF-8; it is replaced, not thrown.
@@ -182,6 +201,26 @@ class Engine::Impl {
   // mutators that stopped, and the run's state after the change.
   engine::ChangeNotes MutateNotes(engine::MutatorReport& report);
 
+  // engine_profile.cc
+  // Measure stage: the profile of a result that beats the best (nullopt: it
+  // does not, it has one, or profiling failed). The record stage stores it.
+  std::optional<Profile> ProfileChallenger(const Job& job, const Measurement& measurement);
+  // Mutate stage: the parent's profile on this host into `parent`, taken
+  // first (in a device slot) when it has none and the evaluator can.
+  void ProfileParent(ParentView& parent);
+  // After the final confirmation: the top of best without a profile here.
+  void ProfileTop();
+  // Waits while another stage profiles `node`; true when the caller is to
+  // profile it (it has none on this host), false when it has one.
+  // `wait` false: returns false at once while another stage profiles it.
+  bool ClaimProfileLocked(NodeId node, std::unique_lock<std::mutex>& lock, bool wait = true);
+  // The node's newest measured result on this host, from the store.
+  std::optional<Measurement> LatestMeasuredLocked(NodeId node);
+  void ReleaseProfileLocked(NodeId node, bool stored);
+  std::optional<Profile> TakeProfile(const Job& job, const Measurement& measurement);
+  std::optional<ProfileRecord> StoreProfileLocked(NodeId node, const Profile& profile);
+  std::optional<ProfileRecord> StoredProfileLocked(NodeId node);
+
   // engine_confirm.cc
   // Measure stage: when the result beat the incumbent, re-measures it and the
   // incumbent `confirm.rounds` times each, interleaved, into the message.
@@ -211,6 +250,8 @@ class Engine::Impl {
   std::uint64_t run_seed_;
   ProgressReporter progress_;
 
+  engine::DeviceSlots device_slots_;  // a measurement or a profile holds one
+
   std::mutex mutex_;  // guards everything below
   std::condition_variable changed_;
   engine::GraphState state_;  // the nodes; every change goes through it
@@ -220,6 +261,8 @@ class Engine::Impl {
   std::unordered_map<NodeId, int> made_by_;     // mutator index of the nodes in flight a mutator made
   std::unordered_map<NodeId, int> fix_depth_;   // fix edges on the way to a node made by this run
   std::deque<std::string> recent_failures_;     // newest last, a few
+  std::set<NodeId> profiled_;   // nodes known to have a profile on this host
+  std::set<NodeId> profiling_;  // nodes a stage is profiling now
   // Expansions in a row of a parent that were duplicates; at the limit the
   // parent is exhausted (a model that only repeats known kernels for it).
   static constexpr int kDuplicateStreakLimit = 3;

@@ -29,6 +29,8 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
       parent.candidate.flags = evaluator_.Flags();
       if (wants_context && expansion) FillContextLocked(parent);
     }
+    // What the LLM is told about the parent's performance (engine_profile.cc).
+    if (wants_context && expansion) ProfileParent(parent);
     const IsKnown is_known = [this](const std::string& identity) {
       std::lock_guard lock(mutex_);
       auto known = state_.FindByIdentity(identity);

@@ -175,6 +175,8 @@ void Engine::Impl::RecordSameCodeLocked(const Job& job, NodeId twin) {
 Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) {
   if (!message.fatal.empty()) StopLocked(StopReason::Error(message.fatal));
   const Job& job = message.job;
+  // The measure stage claimed the node for its profile (engine_profile.cc).
+  if (message.profile) ReleaseProfileLocked(job.node, StoreProfileLocked(job.node, *message.profile).has_value());
   const Measurement& measurement = message.measurement;
   const bool measured = measurement.outcome == Outcome::kMeasured;
   // The engine's side first (the verdict, the counts, a fix to queue), so

@@ -102,6 +102,36 @@ class FakeEvaluator final : public Evaluator {
     return measurement;
   }
 
+  // Profiles only after EnableProfiles: a canned profile whose roofline
+  // fraction is speedup / 10, memory-bound; counted per identity. Profiling
+  // counts as a use of the device (MaxConcurrentDeviceUses).
+  bool CanProfile() const override { return profiles_enabled_; }
+  Result<Profile> ProfileBuilt(const Candidate& candidate, const BuildResult& build,
+                               const Measurement& measurement) override {
+    if (!profiles_enabled_) return Evaluator::ProfileBuilt(candidate, build, measurement);
+    Enter(measures_active_, max_measures_active_);
+    if (measure_sleep_.count() > 0) std::this_thread::sleep_for(measure_sleep_);
+    Profile profile;
+    RooflinePosition roofline;
+    roofline.shape = "n=1000";
+    roofline.fraction = measurement.speedup / 10;
+    roofline.bound = "memory";
+    roofline.level = "L1";
+    profile.roofline = roofline;
+    profile.unavailable.push_back("pmu: the fake has none");
+    {
+      std::lock_guard lock(mutex_);
+      ++profiled_[candidate.Identity()];
+    }
+    --measures_active_;
+    return profile;
+  }
+  void EnableProfiles() { profiles_enabled_ = true; }
+  std::map<std::string, int> ProfilesByIdentity() const {
+    std::lock_guard lock(mutex_);
+    return profiled_;
+  }
+
   std::string Toolchain() const override { return "fake-cc 1.0"; }
   std::vector<std::string> Flags() const override { return {"-O2"}; }
   const HostInfo& Host() const override { return host_; }
@@ -138,6 +168,8 @@ class FakeEvaluator final : public Evaluator {
 
   SpeedupFunction speedup_;
   OutcomeFunction outcome_;
+  bool profiles_enabled_ = false;
+  std::map<std::string, int> profiled_;
   CodeHashFunction code_hash_;
   std::chrono::milliseconds measure_sleep_;
   HostInfo host_;
