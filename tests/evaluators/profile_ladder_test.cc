@@ -55,6 +55,7 @@ Task TransposeTask() {
   task.shapes = {{{"n", 1000}}};
   task.check_shapes = {{{"n", 37}}};
   task.tolerance = {0, 0};
+  task.bytes = "8*n*n";
   task.reference = {"transpose_strided.cpp", testing::KernelSource("transpose_strided")};
   return task;
 }
@@ -145,6 +146,40 @@ TEST_CASE("a strided transpose misses L1 far more often than a cache-friendly on
   CHECK(*strided.counters->d1_miss_rate > 3 * *blocked.counters->d1_miss_rate);
   CHECK(*strided.counters->cache_misses > *blocked.counters->cache_misses);
   CHECK(ProfileDigest(strided) != ProfileDigest(blocked));
+}
+
+TEST_CASE("a measured candidate's profile: its measurement's roofline and scaling, then every source, each timed") {
+  CpuEvaluator& evaluator = Evaluator(TransposeTask());
+  CHECK(evaluator.CanProfile());
+  const Candidate candidate = testing::MakeCandidate(evaluator, "transpose_blocked");
+  const BuildResult build = evaluator.Build(candidate);
+  REQUIRE(build.ok);
+  const Measurement measured = evaluator.Measure(candidate, build);
+  REQUIRE_MESSAGE(measured.outcome == Outcome::kMeasured, measured.reason);
+  auto profile = evaluator.ProfileBuilt(candidate, build, measured);
+  REQUIRE_MESSAGE(profile, profile.error().message());
+  INFO(ProfileDigest(*profile));
+  REQUIRE(profile->roofline);
+  CHECK(profile->roofline->shape == "n=1000");
+  CHECK(profile->roofline->gbps > 0);
+  REQUIRE(profile->scaling.size() == 1);
+  CHECK(profile->scaling[0].elements == 1e6);
+  CHECK(profile->mix);
+  CHECK(profile->remarks);
+  CHECK(profile->counters);
+  std::vector<std::string> sources;
+  double sum = 0;
+  for (const auto& cost : profile->costs) {
+    sources.push_back(cost.source);
+    sum += cost.seconds;
+  }
+  CHECK(sources == std::vector<std::string>{"objdump", "compiler remarks", "cachegrind"});
+  CHECK(profile->seconds >= sum);
+  // The same profile again: the simulated counts do not move.
+  auto again = evaluator.ProfileBuilt(candidate, build, measured);
+  REQUIRE(again);
+  CHECK(*again->counters->instructions == *profile->counters->instructions);
+  CHECK(*again->counters->d1_miss_rate == *profile->counters->d1_miss_rate);
 }
 
 TEST_CASE("each compiler's remarks: GCC's -fopt-info and, where clang is installed, clang's -Rpass") {
