@@ -20,6 +20,7 @@
 
 #include "core/profile.h"
 #include "core/task.h"
+#include "evaluators/calibration.h"
 #include "evaluators/cpu_evaluator.h"
 
 #ifndef KESTREL_TASKS_DIR
@@ -56,6 +57,11 @@ int Main(int argc, char** argv) {
     if (!evaluator) {
       std::fprintf(stderr, "profile_bench: %s\n", evaluator.error().message().c_str());
       return 1;
+    }
+    // Judged against the host's roofline, as a run is (measured once, then
+    // kept in the user's cache, as `kestrel eval` keeps it).
+    if (auto calibration = CachedCalibration("c++", 1, (*evaluator)->Host())) {
+      (*evaluator)->SetCalibration(*calibration);
     }
     for (const bool avx512 : {true, false}) {
       Candidate seed{task->seeds.at(0).text, {}, (*evaluator)->Toolchain(), (*evaluator)->Flags()};

@@ -39,7 +39,7 @@ Result<T> Get(const json& in, const char* key, const std::string& where, T fallb
   } while (false)
 
 // The largest shape this much slower per element than the smallest is
-// called cache-bound in the digest.
+// called cache-bound in the digest (and the other way round noted too).
 constexpr double kCacheBoundRatio = 1.3;
 
 // " (ymm)" for 256 bits: the register name the LLM knows the code by.
@@ -192,11 +192,19 @@ Result<Profile> ProfileFromJson(const json& in) {
 std::string ProfileDigest(const Profile& profile) {
   std::string out;
   if (const auto& r = profile.roofline) {
-    out += fmt::format("roofline ({}): {} of the roofline, {}-bound; intensity {} flop/byte; {} GFLOP/s of {} peak, "
-                       "{} GB/s of {} GB/s ({} working set)\n",
-                       r->shape, fmt::format("{:.0f}%", r->fraction * 100), r->bound.empty() ? "?" : r->bound,
-                       Number(r->intensity), Number(r->gflops), Number(r->peak_gflops), Number(r->gbps),
-                       Number(r->bandwidth_gbps), r->level.empty() ? "?" : r->level);
+    if (r->peak_gflops > 0) {
+      out += fmt::format("roofline ({}): {} of the roofline, {}-bound; intensity {} flop/byte; {} GFLOP/s of {} peak, "
+                         "{} GB/s of {} GB/s ({} working set)\n",
+                         r->shape, fmt::format("{:.0f}%", r->fraction * 100), r->bound.empty() ? "?" : r->bound,
+                         Number(r->intensity), Number(r->gflops), Number(r->peak_gflops), Number(r->gbps),
+                         Number(r->bandwidth_gbps), r->level.empty() ? "?" : r->level);
+    } else {
+      // No calibration of the host: what was achieved, without a fraction of nothing.
+      out += fmt::format("roofline ({}): the host is not calibrated; intensity {} flop/byte; {} GFLOP/s, {} GB/s "
+                         "achieved ({} working set)\n",
+                         r->shape, Number(r->intensity), Number(r->gflops), Number(r->gbps),
+                         r->level.empty() ? "?" : r->level);
+    }
   }
   if (const auto& c = profile.counters) {
     std::string line = fmt::format("counters ({}, {}):", c->source, c->shape);
@@ -246,9 +254,14 @@ std::string ProfileDigest(const Profile& profile) {
     for (const auto& point : profile.scaling) out += fmt::format(" {} {} ns,", point.shape, Number(point.ns_per_element));
     out.pop_back();
     // Slower per element on a larger shape: its working set left a cache.
+    // Slower on a smaller one: fixed costs per call, or cache conflicts of
+    // its strides.
     const double first = profile.scaling.front().ns_per_element, last = profile.scaling.back().ns_per_element;
     if (profile.scaling.size() > 1 && first > 0 && last > kCacheBoundRatio * first) {
       out += fmt::format(" (the largest shape is {:.1f}x slower per element: cache-bound)", last / first);
+    } else if (profile.scaling.size() > 1 && last > 0 && first > kCacheBoundRatio * last) {
+      out += fmt::format(" (the smallest shape is {:.1f}x slower per element: fixed costs per call or cache "
+                         "conflicts)", first / last);
     }
     out += "\n";
   }

@@ -91,5 +91,16 @@ TEST_CASE("the digest is a few hundred tokens of plain text with the numbers of 
   CHECK(digest.size() / 4 < 400);  // tokens, about
 }
 
+TEST_CASE("the digest of an uncalibrated host gives no fraction of nothing; a slower small shape is noted") {
+  Profile profile;
+  profile.roofline = RooflinePosition{"n=1000", 0.125, 0.46, 3.7, 0.0, 0.0, "L3", "", 0.0};
+  profile.scaling = {{"n=512", 262144, 19.6}, {"n=1000", 1e6, 2.2}};
+  const std::string digest = ProfileDigest(profile);
+  CHECK(digest.find("of the roofline") == std::string::npos);
+  CHECK(digest.find("the host is not calibrated; intensity 0.125 flop/byte; 0.46 GFLOP/s, 3.70 GB/s achieved (L3 "
+                    "working set)") != std::string::npos);
+  CHECK(digest.find("the smallest shape is 8.9x slower per element") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace kestrel
