@@ -45,20 +45,16 @@ Result<Profile> CpuEvaluator::ProfileBuilt(const Candidate& candidate, const Bui
     return Fail(Error::InvalidArgument("profile: the candidate has no measured result to profile"));
   }
   Profile profile;
+  profile.scaling = TimePerElement(task_, measurement);
   const ShapeTiming* largest = nullptr;
   double largest_elements = -1;
   for (const ShapeTiming& timing : measurement.shapes) {
     const double elements = OutputElements(task_, timing.shape);
-    if (elements > 0 && timing.candidate.median > 0) {
-      profile.scaling.push_back({ShapeLabel(task_, timing.shape), elements, timing.candidate.median * 1e9 / elements});
-    }
     if (elements > largest_elements) {
       largest_elements = elements;
       largest = &timing;
     }
   }
-  std::sort(profile.scaling.begin(), profile.scaling.end(),
-            [](const ShapeScalingPoint& a, const ShapeScalingPoint& b) { return a.elements < b.elements; });
   if (largest != nullptr) profile.roofline = RooflineOf(*largest);
   AddProfileSources(candidate, build, profile);
   profile.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

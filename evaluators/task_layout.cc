@@ -98,4 +98,17 @@ double OutputElements(const Task& task, const Shape& shape) {
   return static_cast<double>(elements);
 }
 
+std::vector<ShapeScalingPoint> TimePerElement(const Task& task, const Measurement& measurement) {
+  std::vector<ShapeScalingPoint> scaling;
+  for (const ShapeTiming& timing : measurement.shapes) {
+    const double elements = OutputElements(task, timing.shape);
+    if (elements > 0 && timing.candidate.median > 0) {
+      scaling.push_back({ShapeLabel(task, timing.shape), elements, timing.candidate.median * 1e9 / elements});
+    }
+  }
+  std::sort(scaling.begin(), scaling.end(),
+            [](const ShapeScalingPoint& a, const ShapeScalingPoint& b) { return a.elements < b.elements; });
+  return scaling;
+}
+
 }  // namespace kestrel
