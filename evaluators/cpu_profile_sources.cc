@@ -114,6 +114,14 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   job.wrapper_file = "cachegrind.out";
   job.wrapper_output = dir / "cachegrind.out";
   const JobRun run = RunJob(job, dir, "profiling (cachegrind)");
+  bool read = false;
+  std::stringstream text;
+  if (std::ifstream in(job.wrapper_output, std::ios::binary); in && !run.failure) {
+    text << in.rdbuf();
+    read = true;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);  // the outputs written there may be large
   if (run.failure) {
     std::string reason = run.failure->reason;
     if (reason.find("SIGILL") != std::string::npos) reason += " (valgrind cannot run some of its instructions: AVX-512?)";
@@ -122,10 +130,7 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
     if (!log.empty()) reason += "; log: " + log.substr(log.size() > 600 ? log.size() - 600 : 0);
     return Fail(Error::Io(reason));
   }
-  std::ifstream in(job.wrapper_output, std::ios::binary);
-  if (!in) return Fail(Error::Io("valgrind left no output file" + (run.log.empty() ? "" : ":\n" + run.log)));
-  std::stringstream text;
-  text << in.rdbuf();
+  if (!read) return Fail(Error::Io("valgrind left no output file" + (run.log.empty() ? "" : ":\n" + run.log)));
   auto totals = ParseCachegrind(text.str(), functions);
   if (!totals) return Fail(totals.error());
   return CachegrindCounters(*totals, kCachegrindCalls, elements, timed_shapes_[smallest].label);
