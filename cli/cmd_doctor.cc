@@ -1,5 +1,6 @@
 // kestrel doctor [--config RUN.json] [--json]: checks what a search needs on
-// this machine (the compiler, the runner, the sandbox, Graphviz, the tasks,
+// this machine (the compiler, the runner, the sandbox, the profile sources
+// (PMU, cachegrind, objdump, compiler remarks, ncu), Graphviz, the tasks,
 // the database and, given a run config, each LLM endpoint it names: a tiny
 // request, its latency and reply) and says what is missing and how to fix it.
 // Exit 0 unless a check failed.
@@ -113,6 +114,7 @@ void AddDoctorCommand(CLI::App& app, Cli& cli) {
       config = *loaded;
     }
     std::vector<Check> checks = Diagnose(config.evaluator);
+    for (Check check : DiagnoseProfileSources(config.evaluator)) checks.push_back(std::move(check));
     for (Check check : {CheckGraphviz(), CheckTasks(cli), CheckDatabase(cli), CheckHost()}) {
       checks.push_back(std::move(check));
     }

@@ -1,6 +1,8 @@
-// kestrel show NODE [--json] [--prompt]: one node: source, knobs, status,
-// measurements, compiler log, its place in the graph; with --prompt, the LLM
-// exchange (prompt and reply of each call) that produced it.
+// kestrel show NODE [--json] [--prompt] [--profile]: one node: source, knobs,
+// status, measurements, compiler log, its place in the graph; with --prompt,
+// the LLM exchange (prompt and reply of each call) that produced it; with
+// --profile, its latest profile (core/profile.h): the digest, or with
+// --json the stored document.
 
 #include <algorithm>
 #include <iostream>
@@ -60,17 +62,62 @@ void PrintExchange(std::ostream& out, const NodeRecord& node, const std::vector<
   }
 }
 
+// Why a node has no profile and how it would get one.
+std::string NoProfileNote(std::int64_t node) {
+  return fmt::format(
+      "node {} has no profile on any host. A run profiles its new bests, the parents an LLM mutator is about to "
+      "expand and the top of `kestrel best` at its end (docs/PROFILES.md): run or resume a search in which this "
+      "node is one of those.",
+      node);
+}
+
+nlohmann::json StoredProfile(const std::optional<ProfileRecord>& record) {
+  if (!record) return nullptr;
+  try {
+    return nlohmann::json::parse(record->profile_json);
+  } catch (const nlohmann::json::exception&) {
+    return record->profile_json;  // kept as stored, never lost
+  }
+}
+
+void PrintProfile(std::ostream& out, std::int64_t node, const std::optional<ProfileRecord>& record, bool json) {
+  if (json) {
+    nlohmann::json document = {{"node", node}, {"profile", StoredProfile(record)}};
+    if (record) {
+      document["host"] = record->host_id;
+      document["run"] = record->run_id;
+      document["seconds"] = record->seconds;
+      document["created_at"] = FormatTimestamp(record->created_at);
+      document["digest"] = record->digest;
+    } else {
+      document["note"] = NoProfileNote(node);
+    }
+    out << document.dump(2) << "\n";
+    return;
+  }
+  if (!record) {
+    out << NoProfileNote(node) << "\n";
+    return;
+  }
+  out << fmt::format("profile of node {} (host {}, run {}, {}, took {:.2f}s):\n", node, record->host_id,
+                     record->run_id, FormatTimestamp(record->created_at), record->seconds)
+      << record->digest;
+  if (!record->digest.empty() && record->digest.back() != '\n') out << "\n";
+}
+
 }  // namespace
 
 void AddShowCommand(CLI::App& app, Cli& cli) {
   auto node_id = std::make_shared<std::int64_t>(0);
   auto json = std::make_shared<bool>(false);
   auto prompt = std::make_shared<bool>(false);
+  auto profile = std::make_shared<bool>(false);
   CLI::App* show = app.add_subcommand("show", "one node: source, knobs, status, measurements, logs");
   show->add_option("node", *node_id, "the node's id")->required()->check(CLI::PositiveNumber);
   show->add_flag("--json", *json, "print one JSON document");
   show->add_flag("--prompt", *prompt, "the LLM exchange (prompts and replies) that produced the node");
-  show->callback([node_id, json, prompt, &cli] {
+  show->add_flag("--profile", *profile, "the node's latest profile: its digest (with --json: the stored profile)");
+  show->callback([node_id, json, prompt, profile, &cli] {
     auto store = cli.OpenForReading();
     if (!store) return (void)cli.Report(store.error());
     auto node = (*store)->GetNode(*node_id);
@@ -82,6 +129,9 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
     auto llm_calls = (*store)->LlmCallsForNode(node->id);
     if (!llm_calls) return (void)cli.Report(llm_calls.error());
     if (*prompt && !*json) return PrintExchange(std::cout, *node, *llm_calls);
+    auto stored_profile = (*store)->LatestProfile(node->id, 0);
+    if (!stored_profile) return (void)cli.Report(stored_profile.error());
+    if (*profile) return PrintProfile(std::cout, node->id, *stored_profile, *json);
     // same_code edges (copy -> twin) are not derivations: shown apart.
     std::optional<NodeId> same_code_as;
     std::vector<NodeId> same_code_copies;
@@ -115,6 +165,7 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
         entry["measured_at"] = FormatTimestamp(record.created_at);
         document["measurements"].push_back(entry);
       }
+      document["profile"] = StoredProfile(*stored_profile);
       document["llm_calls"] = nlohmann::json::array();
       for (const auto& call : *llm_calls) {
         nlohmann::json messages;
@@ -155,6 +206,10 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
     if (same_code_as) fields.Add({"same code as", fmt::format("node {} (not timed: its result is a copy)", *same_code_as)});
     if (!same_code_copies.empty()) fields.Add({"same code in", JoinIds(same_code_copies) + " (not timed)"});
     if (!node->reason.empty()) fields.Add({"reason", node->reason});
+    if (*stored_profile) {
+      fields.Add({"profile", fmt::format("host {}, {} (kestrel show {} --profile)", (*stored_profile)->host_id,
+                                         FormatTimestamp((*stored_profile)->created_at), node->id)});
+    }
     fields.Print(std::cout);
     for (const auto& record : *measurements) {
       std::cout << fmt::format("\nmeasurement {} (run {}, host {}, {}{}):\n", record.id, record.run_id,

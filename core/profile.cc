@@ -38,6 +38,15 @@ Result<T> Get(const json& in, const char* key, const std::string& where, T fallb
     target = std::move(*taken_);                        \
   } while (false)
 
+// The largest shape this much slower per element than the smallest is
+// called cache-bound in the digest (and the other way round noted too).
+constexpr double kCacheBoundRatio = 1.3;
+
+// " (ymm)" for 256 bits: the register name the LLM knows the code by.
+std::string RegisterName(int bits) {
+  return bits == 512 ? " (zmm)" : bits == 256 ? " (ymm)" : bits == 128 ? " (xmm)" : "";
+}
+
 std::string Number(double value) {
   if (value == 0) return "0";
   const double magnitude = std::fabs(value);
@@ -85,6 +94,9 @@ json ProfileToJson(const Profile& profile) {
   out["scaling"] = std::move(scaling);
   out["unavailable"] = profile.unavailable;
   out["seconds"] = profile.seconds;
+  json costs = json::array();
+  for (const auto& cost : profile.costs) costs.push_back({{"source", cost.source}, {"seconds", cost.seconds}});
+  out["costs"] = std::move(costs);
   return out;
 }
 
@@ -163,17 +175,36 @@ Result<Profile> ProfileFromJson(const json& in) {
   }
   KESTREL_TAKE(profile.unavailable, Get<std::vector<std::string>>(in, "unavailable", "profile", {}));
   KESTREL_TAKE(profile.seconds, Get<double>(in, "seconds", "profile", 0.0));
+  if (in.contains("costs")) {
+    if (!in["costs"].is_array()) return Fail(Error::InvalidArgument("profile.costs: not an array"));
+    for (const json& item : in["costs"]) {
+      const std::string where = "profile.costs[]";
+      if (!item.is_object()) return Fail(Error::InvalidArgument(where + ": not an object"));
+      ProfileCost cost;
+      KESTREL_TAKE(cost.source, Get<std::string>(item, "source", where, ""));
+      KESTREL_TAKE(cost.seconds, Get<double>(item, "seconds", where, 0.0));
+      profile.costs.push_back(std::move(cost));
+    }
+  }
   return profile;
 }
 
 std::string ProfileDigest(const Profile& profile) {
   std::string out;
   if (const auto& r = profile.roofline) {
-    out += fmt::format("roofline ({}): {} of the roofline, {}-bound; intensity {} flop/byte; {} GFLOP/s of {} peak, "
-                       "{} GB/s of {} GB/s ({} working set)\n",
-                       r->shape, fmt::format("{:.0f}%", r->fraction * 100), r->bound.empty() ? "?" : r->bound,
-                       Number(r->intensity), Number(r->gflops), Number(r->peak_gflops), Number(r->gbps),
-                       Number(r->bandwidth_gbps), r->level.empty() ? "?" : r->level);
+    if (r->peak_gflops > 0) {
+      out += fmt::format("roofline ({}): {} of the roofline, {}-bound; intensity {} flop/byte; {} GFLOP/s of {} peak, "
+                         "{} GB/s of {} GB/s ({} working set)\n",
+                         r->shape, fmt::format("{:.0f}%", r->fraction * 100), r->bound.empty() ? "?" : r->bound,
+                         Number(r->intensity), Number(r->gflops), Number(r->peak_gflops), Number(r->gbps),
+                         Number(r->bandwidth_gbps), r->level.empty() ? "?" : r->level);
+    } else {
+      // No calibration of the host: what was achieved, without a fraction of nothing.
+      out += fmt::format("roofline ({}): the host is not calibrated; intensity {} flop/byte; {} GFLOP/s, {} GB/s "
+                         "achieved ({} working set)\n",
+                         r->shape, Number(r->intensity), Number(r->gflops), Number(r->gbps),
+                         r->level.empty() ? "?" : r->level);
+    }
   }
   if (const auto& c = profile.counters) {
     std::string line = fmt::format("counters ({}, {}):", c->source, c->shape);
@@ -194,9 +225,10 @@ std::string ProfileDigest(const Profile& profile) {
   if (const auto& m = profile.mix) {
     const int fp = m->packed_fp + m->scalar_fp;
     out += fmt::format("code: {} instructions; floating point {} packed / {} scalar ({}% packed); {} FMA; widest "
-                       "vector {} bits of {} available; {} divisions/sqrt; {} gathers",
+                       "vector {} bits{} of {} available{}; {} divisions/sqrt; {} gathers",
                        m->total, m->packed_fp, m->scalar_fp, fp > 0 ? 100 * m->packed_fp / fp : 0, m->fma,
-                       m->vector_bits, m->isa_vector_bits, m->divisions, m->gathers);
+                       m->vector_bits, RegisterName(m->vector_bits), m->isa_vector_bits,
+                       RegisterName(m->isa_vector_bits), m->divisions, m->gathers);
     if (!m->calls.empty()) {
       out += "; calls";
       for (const auto& call : m->calls) out += " " + call;
@@ -221,6 +253,16 @@ std::string ProfileDigest(const Profile& profile) {
     out += "time per element:";
     for (const auto& point : profile.scaling) out += fmt::format(" {} {} ns,", point.shape, Number(point.ns_per_element));
     out.pop_back();
+    // Slower per element on a larger shape: its working set left a cache.
+    // Slower on a smaller one: fixed costs per call, or cache conflicts of
+    // its strides.
+    const double first = profile.scaling.front().ns_per_element, last = profile.scaling.back().ns_per_element;
+    if (profile.scaling.size() > 1 && first > 0 && last > kCacheBoundRatio * first) {
+      out += fmt::format(" (the largest shape is {:.1f}x slower per element: cache-bound)", last / first);
+    } else if (profile.scaling.size() > 1 && last > 0 && first > kCacheBoundRatio * last) {
+      out += fmt::format(" (the smallest shape is {:.1f}x slower per element: fixed costs per call or cache "
+                         "conflicts)", first / last);
+    }
     out += "\n";
   }
   for (const auto& why : profile.unavailable) out += "not available: " + why + "\n";

@@ -75,6 +75,12 @@ struct ShapeScalingPoint {
   double ns_per_element = 0.0;
 };
 
+// What one source cost while profiling (wall clock): where `seconds` went.
+struct ProfileCost {
+  std::string source;  // "objdump", "compiler remarks", "cachegrind", ...
+  double seconds = 0.0;
+};
+
 struct Profile {
   std::optional<RooflinePosition> roofline;
   std::optional<CounterProfile> counters;
@@ -83,6 +89,7 @@ struct Profile {
   std::vector<ShapeScalingPoint> scaling;
   std::vector<std::string> unavailable;  // "pmu: this machine exposes no hardware counters"
   double seconds = 0.0;                  // what profiling cost (wall clock)
+  std::vector<ProfileCost> costs;        // per source, in the order taken
 };
 
 nlohmann::json ProfileToJson(const Profile& profile);

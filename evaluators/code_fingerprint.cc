@@ -122,10 +122,21 @@ std::string NormalizeInstruction(std::string_view text, const std::vector<Sectio
 
 }  // namespace
 
-std::string NormalizeDisassembly(std::string_view output) {
+namespace {
+
+// The kernel's functions (normalized, by name) and data sections of
+// objdump's text: what NormalizeDisassembly hashes and KernelFunctions lists.
+struct Disassembly {
   std::vector<Section> sections;
   std::map<std::string, std::string> functions;  // by name: order in the file does not matter
   std::map<std::string, std::string> data;       // section -> hex contents
+};
+
+Disassembly ParseDisassembly(std::string_view output) {
+  Disassembly parsed;
+  std::vector<Section>& sections = parsed.sections;
+  std::map<std::string, std::string>& functions = parsed.functions;
+  std::map<std::string, std::string>& data = parsed.data;
   enum class Mode { kNone, kSections, kContents, kCode } mode = Mode::kNone;
   std::string current;          // the data section or the function being read
   bool keep = false;            // the current function or data section is hashed
@@ -173,17 +184,30 @@ std::string NormalizeDisassembly(std::string_view output) {
       if (!instruction.empty()) functions[current] += instruction + "\n";
     }
   }
-  if (functions.empty()) return "";
+  return parsed;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> KernelFunctions(std::string_view objdump_output) {
+  return ParseDisassembly(objdump_output).functions;
+}
+
+std::string NormalizeDisassembly(std::string_view output) {
+  Disassembly parsed = ParseDisassembly(output);
+  if (parsed.functions.empty()) return "";
   std::string text;
-  for (const auto& [name, body] : functions) text += "function " + name + "\n" + body;
-  for (const Section& section : sections) {
-    if (IsDataSection(section.name) && StartsWith(section.name, ".bss")) data[section.name] = "size " + Hex(section.size);
+  for (const auto& [name, body] : parsed.functions) text += "function " + name + "\n" + body;
+  for (const Section& section : parsed.sections) {
+    if (IsDataSection(section.name) && StartsWith(section.name, ".bss")) {
+      parsed.data[section.name] = "size " + Hex(section.size);
+    }
   }
-  for (const auto& [name, hex] : data) text += "data " + name + "\n" + hex + "\n";
+  for (const auto& [name, hex] : parsed.data) text += "data " + name + "\n" + hex + "\n";
   return text;
 }
 
-std::string CodeFingerprint(const std::filesystem::path& library) {
+std::optional<std::string> ObjdumpText(const std::filesystem::path& library) {
   try {
     SubprocessOptions options;
     options.argv = {"objdump", "-h", "-s", "-d", "--no-show-raw-insn", library.string()};
@@ -191,9 +215,19 @@ std::string CodeFingerprint(const std::filesystem::path& library) {
     options.timeout_s = 60;
     options.log_limit_bytes = kMaxOutputBytes;
     auto run = RunSubprocess(options);
-    if (!run || !run->Succeeded() || run->log.size() >= kMaxOutputBytes / 2) return "";
-    const std::string text = NormalizeDisassembly(run->log);
-    return text.empty() ? "" : Sha256Hex(text);
+    if (!run || !run->Succeeded() || run->log.size() >= kMaxOutputBytes / 2) return std::nullopt;
+    return std::move(run->log);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::string CodeFingerprint(const std::filesystem::path& library) {
+  try {
+    const std::optional<std::string> text = ObjdumpText(library);
+    if (!text) return "";
+    const std::string normalized = NormalizeDisassembly(*text);
+    return normalized.empty() ? "" : Sha256Hex(normalized);
   } catch (...) {
     return "";  // a fingerprint is a saving, never a reason to fail a build
   }

@@ -21,6 +21,8 @@
 // fingerprint may miss a twin, never invent one.
 
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +32,15 @@ namespace kestrel {
 // input of the hash; exposed for tests). Empty when the text holds no
 // function of the kernel.
 std::string NormalizeDisassembly(std::string_view objdump_output);
+
+// The kernel's functions in that text, by symbol name: each its normalized
+// instructions, one a line (the profile's instruction mix reads them).
+std::map<std::string, std::string> KernelFunctions(std::string_view objdump_output);
+
+// `objdump -h -s -d --no-show-raw-insn` of `library` (objdump from $PATH,
+// a 60 s limit, LC_ALL=C); nullopt when objdump is missing, fails or prints
+// more than it may.
+std::optional<std::string> ObjdumpText(const std::filesystem::path& library);
 
 // Hex SHA-256 of the normalized disassembly of `library` (objdump from
 // $PATH, a 60 s limit). Empty when objdump is missing, fails, prints more

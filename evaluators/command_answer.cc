@@ -95,7 +95,7 @@ Result<CommandAnswer> ParseCommandAnswer(std::string_view text, const std::vecto
     check.Bad("answer", "a JSON object", &root);
     return Fail(Error::InvalidArgument(check.error()));
   }
-  check.Keys(root, "", {"protocol", "nonce", "outcome", "reason", "log", "shapes"});
+  check.Keys(root, "", {"protocol", "nonce", "outcome", "reason", "log", "shapes", "profile"});
   if (check.ok() && (!root.contains("protocol") || root["protocol"] != kCommandProtocolVersion)) {
     check.Bad("protocol", std::to_string(kCommandProtocolVersion), root.contains("protocol") ? &root["protocol"] : nullptr);
   }
@@ -145,6 +145,16 @@ Result<CommandAnswer> ParseCommandAnswer(std::string_view text, const std::vecto
     }
   } else if (check.ok() && root.contains("shapes")) {
     check.Bad("shapes", "no shapes when the outcome is " + std::string(ToString(answer.outcome)));
+  }
+  if (check.ok() && root.contains("profile")) {
+    if (answer.outcome != Outcome::kMeasured) {
+      check.Bad("profile", "no profile when the outcome is " + std::string(ToString(answer.outcome)));
+    } else if (auto profile = ProfileFromJson(root["profile"]); !profile) {
+      // ProfileFromJson names the field: "profile.mix.total: wrong type".
+      return Fail(Error::InvalidArgument(profile.error().message()));
+    } else {
+      answer.profile = std::move(*profile);
+    }
   }
   if (!check.ok()) return Fail(Error::InvalidArgument(check.error()));
   return answer;

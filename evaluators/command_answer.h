@@ -11,16 +11,20 @@
 //      {"shape": {"rows": 2048, "cols": 1024},
 //       "candidate_s": [seconds per call, one per sample, ...],
 //       "reference_s": [...],
-//       "max_abs_error": 0.0, "max_rel_error": 0.0}]}
+//       "max_abs_error": 0.0, "max_rel_error": 0.0}],
+//    "profile": {...}}                           (optional, measured only: core/profile.h's
+//                                                 JSON, e.g. from ncu; stored as the node's profile)
 //
 // Unknown fields are violations too: a misspelt field must not be ignored.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/error.h"
 #include "core/outcome.h"
+#include "core/profile.h"
 #include "core/task.h"
 
 namespace kestrel {
@@ -40,6 +44,7 @@ struct CommandAnswer {
   std::string reason;
   std::string log;
   std::vector<CommandShapeAnswer> shapes;  // measured only
+  std::optional<Profile> profile;          // measured only, when the harness profiled the kernel
 };
 
 // Parses and validates an answer for a task timed on `timed_shapes`, which

@@ -78,6 +78,11 @@ class CommandEvaluator final : public Evaluator {
   std::string Toolchain() const override { return toolchain_; }
   std::vector<std::string> Flags() const override { return {}; }
   const HostInfo& Host() const override { return host_; }
+  // The profile a run command's answer carried (docs/COMMAND_PROTOCOL.md),
+  // kept from the candidate's latest measurement; Kestrel takes none itself.
+  bool CanProfile() const override { return true; }
+  Result<Profile> ProfileBuilt(const Candidate& candidate, const BuildResult& build,
+                               const Measurement& measurement) override;
 
  private:
   using Values = std::map<std::string, std::string>;
@@ -90,7 +95,7 @@ class CommandEvaluator final : public Evaluator {
   Measurement MeasureBuilt(const Candidate& candidate, const BuildResult& build);
   Measurement FromAnswer(CommandAnswer answer, std::string log) const;
   Measurement ReadAnswer(const std::filesystem::path& dir, const std::string& nonce, const std::string& ended,
-                         std::string log) const;
+                         std::string log, std::optional<Profile>& profile) const;
 
   Task task_;
   CommandEvaluatorOptions options_;
@@ -101,6 +106,8 @@ class CommandEvaluator final : public Evaluator {
   std::string source_name_;
   BuildCache builds_;
   std::atomic<int> next_eval_{0};
+  std::mutex profiles_mutex_;
+  std::map<std::string, Profile> profiles_;  // by candidate identity; guarded by profiles_mutex_
 };
 
 Status CommandEvaluator::Prepare() {
@@ -275,15 +282,36 @@ Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const Bui
   }
   if (!ran->lost.empty()) return Verdict(Outcome::kCrashed, ran->lost, log);
   const std::string ended = ran->Succeeded() ? "" : "run command " + ran->Describe(run.timeout_s);
-  Measurement measured = ReadAnswer(dir, nonce, ended, std::move(log));
+  std::optional<Profile> profile;
+  Measurement measured = ReadAnswer(dir, nonce, ended, std::move(log), profile);
   if (measured.outcome == Outcome::kMeasured && !ran->job.empty()) measured.log += "measured by " + ran->job + "\n";
+  if (measured.outcome == Outcome::kMeasured) {
+    std::lock_guard lock(profiles_mutex_);
+    if (profile) {
+      profiles_[candidate.Identity()] = std::move(*profile);
+    } else {
+      profiles_.erase(candidate.Identity());
+    }
+  }
   return measured;
+}
+
+Result<Profile> CommandEvaluator::ProfileBuilt(const Candidate& candidate, const BuildResult& /*build*/,
+                                               const Measurement& /*measurement*/) {
+  std::lock_guard lock(profiles_mutex_);
+  const auto found = profiles_.find(candidate.Identity());
+  if (found != profiles_.end()) return found->second;
+  Profile none;
+  none.unavailable.push_back(
+      "command: the run command's answer carried no \"profile\" object (docs/COMMAND_PROTOCOL.md)");
+  return none;
 }
 
 // The answer the run command wrote, judged; `ended` says how the command
 // ended when that was not a success ("" when it was).
 Measurement CommandEvaluator::ReadAnswer(const std::filesystem::path& dir, const std::string& nonce,
-                                         const std::string& ended, std::string log) const {
+                                         const std::string& ended, std::string log,
+                                         std::optional<Profile>& profile) const {
   const auto answer_path = dir / "answer.json";
   std::error_code missing;
   if (!std::filesystem::is_regular_file(answer_path, missing)) {
@@ -299,6 +327,7 @@ Measurement CommandEvaluator::ReadAnswer(const std::filesystem::path& dir, const
                    log + "answer (first 2000 bytes):\n" + text.substr(0, 2000) + "\n");
   }
   if (!ended.empty()) log += "note: " + ended + " after answering\n";
+  profile = std::move(answer->profile);
   return FromAnswer(std::move(*answer), std::move(log));
 }
 

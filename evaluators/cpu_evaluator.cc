@@ -211,16 +211,21 @@ BuildResult CpuEvaluator::BuildIn(const Candidate& candidate, const std::filesys
   }
   std::ofstream(dir / "kernel.cpp", std::ios::binary | std::ios::trunc) << candidate.source;
   std::ofstream(dir / "shim.cpp", std::ios::binary | std::ios::trunc) << GenerateShim(task_, "kernel.cpp");
+  return CompileSharedLibrary(CompileRequestFor(candidate, dir, libs));
+}
+
+CompileRequest CpuEvaluator::CompileRequestFor(const Candidate& candidate, const std::filesystem::path& dir,
+                                               const std::vector<std::string>& libs) const {
   CompileRequest request;
   request.compiler = options_.compiler;
   request.flags = candidate.flags.empty() ? options_.flags : candidate.flags;
   for (const auto& define : candidate.KnobDefines()) request.flags.push_back(define);
   request.source = dir / "shim.cpp";
-  request.library = library;
+  request.library = dir / "kernel.so";
   request.libs = libs;
   request.timeout_s = options_.build_timeout_s;
   request.executor = options_.build_executor;
-  return CompileSharedLibrary(request);
+  return request;
 }
 
 std::filesystem::path CpuEvaluator::NewEvalDir() {

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "evaluators/build_cache.h"
+#include "evaluators/compiler.h"
 #include "evaluators/evaluator.h"
 #include "evaluators/job.h"
 #include "evaluators/judge.h"
@@ -65,6 +66,14 @@ class CpuEvaluator final : public Evaluator {
   bool CanProfile() const override { return true; }
   Result<Profile> ProfileBuilt(const Candidate& candidate, const BuildResult& build,
                                const Measurement& measurement) override;
+  // The profile sources of a built candidate besides its measurement
+  // (cpu_profile_sources.cc, docs/PROFILES.md): its instruction mix
+  // (objdump), the compiler's vectorization remarks (a second compilation
+  // to an object), hardware counters when the PMU is readable, else
+  // cachegrind's simulated counts of the smallest timed shape; each source
+  // timed into profile.costs. What this machine lacks is added to
+  // profile.unavailable. Never throws.
+  void AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile);
 
  private:
   // The position of a timed shape on the roofline; nullopt when the task
@@ -75,6 +84,13 @@ class CpuEvaluator final : public Evaluator {
   Status Prepare();
   BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir,
                       const std::vector<std::string>& libs = {}) const;
+  // The compiler invocation of a candidate built in `dir` (kernel.so from shim.cpp).
+  CompileRequest CompileRequestFor(const Candidate& candidate, const std::filesystem::path& dir,
+                                   const std::vector<std::string>& libs = {}) const;
+  // Cachegrind's counts of the candidate's calls on the smallest timed
+  // shape, in a runner job under the same sandbox and limits as its
+  // measurement (its worker without the seccomp allowlist: docs/PROFILES.md).
+  Result<CounterProfile> SimulateCaches(const BuildResult& build, const std::string& valgrind);
   // Correctness then timing against the reference; `judge` false skips the
   // plausibility check (the task's own baseline is trusted code).
   Measurement MeasureBuilt(const BuildResult& build, bool judge = true);

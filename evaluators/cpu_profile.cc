@@ -2,7 +2,8 @@
 // What the measurement already says, put where the analysis can read it:
 // the largest timed shape's position on the host's roofline, and the time
 // per element of each timed shape (a kernel slower per element on a larger
-// shape is bound by a cache level it no longer fits in).
+// shape is bound by a cache level it no longer fits in); then the sources
+// of cpu_profile_sources.cc (instruction mix, compiler remarks, counters).
 
 #include <algorithm>
 #include <chrono>
@@ -12,21 +13,6 @@
 #include "evaluators/task_layout.h"
 
 namespace kestrel {
-namespace {
-
-// Elements of the task's largest output (or inout) buffer at `shape`: what
-// "per element" means in a profile.
-double OutputElements(const Task& task, const Shape& shape) {
-  std::int64_t elements = 0;
-  for (const ArgSpec& arg : task.args) {
-    if (arg.role == ArgRole::kOutput || arg.role == ArgRole::kInOut) {
-      elements = std::max(elements, task.ElementCount(arg, shape));
-    }
-  }
-  return static_cast<double>(elements);
-}
-
-}  // namespace
 
 std::optional<RooflinePosition> CpuEvaluator::RooflineOf(const ShapeTiming& timing) const {
   const auto flops = task_.Flops(timing.shape);
@@ -53,28 +39,24 @@ std::optional<RooflinePosition> CpuEvaluator::RooflineOf(const ShapeTiming& timi
 
 Result<Profile> CpuEvaluator::ProfileBuilt(const Candidate& candidate, const BuildResult& build,
                                            const Measurement& measurement) {
-  (void)candidate;
   const auto start = std::chrono::steady_clock::now();
   if (!build.ok) return Fail(Error::InvalidArgument("profile: the candidate did not build"));
   if (measurement.outcome != Outcome::kMeasured || measurement.shapes.empty()) {
     return Fail(Error::InvalidArgument("profile: the candidate has no measured result to profile"));
   }
   Profile profile;
+  profile.scaling = TimePerElement(task_, measurement);
   const ShapeTiming* largest = nullptr;
   double largest_elements = -1;
   for (const ShapeTiming& timing : measurement.shapes) {
     const double elements = OutputElements(task_, timing.shape);
-    if (elements > 0 && timing.candidate.median > 0) {
-      profile.scaling.push_back({ShapeLabel(task_, timing.shape), elements, timing.candidate.median * 1e9 / elements});
-    }
     if (elements > largest_elements) {
       largest_elements = elements;
       largest = &timing;
     }
   }
-  std::sort(profile.scaling.begin(), profile.scaling.end(),
-            [](const ShapeScalingPoint& a, const ShapeScalingPoint& b) { return a.elements < b.elements; });
   if (largest != nullptr) profile.roofline = RooflineOf(*largest);
+  AddProfileSources(candidate, build, profile);
   profile.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return profile;
 }

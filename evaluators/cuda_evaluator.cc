@@ -29,6 +29,7 @@
 #include "evaluators/compiler.h"
 #include "evaluators/job.h"
 #include "evaluators/judge.h"
+#include "evaluators/profile_sources.h"
 #include "evaluators/runner_job.h"
 #include "evaluators/subprocess.h"
 #include "evaluators/task_layout.h"
@@ -54,6 +55,21 @@ class CudaEvaluator final : public Evaluator {
   std::string Toolchain() const override { return toolchain_; }
   std::vector<std::string> Flags() const override { return options_.flags; }
   const HostInfo& Host() const override { return host_; }
+  // The time per element of each shape; Nsight Compute's metrics are not
+  // taken yet: the profile says whether ncu could run here (docs/PROFILES.md).
+  bool CanProfile() const override { return true; }
+  Result<Profile> ProfileBuilt(const Candidate& /*candidate*/, const BuildResult& build,
+                               const Measurement& measurement) override {
+    if (!build.ok || measurement.outcome != Outcome::kMeasured) {
+      return Fail(Error::InvalidArgument("profile: the candidate has no measured result to profile"));
+    }
+    Profile profile;
+    profile.scaling = TimePerElement(task_, measurement);
+    const std::string ncu = NcuUnavailableReason();
+    profile.unavailable.push_back(ncu.empty() ? "ncu: Nsight Compute and a GPU are here, but Kestrel does not run ncu yet"
+                                              : ncu);
+    return profile;
+  }
 
  private:
 

@@ -4,6 +4,7 @@
 #include "evaluators/command_evaluator.h"
 #include "evaluators/compiler.h"
 #include "evaluators/cpu_evaluator.h"
+#include "evaluators/profile_sources.h"
 #if KESTREL_WITH_CUDA
 #include "evaluators/cuda_evaluator.h"
 #endif
@@ -95,6 +96,28 @@ std::vector<Check> Diagnose(const EvaluatorConfig& config) {
   CheckSandbox(checks);
   checks.push_back(CheckCuda());
   if (config.kind == "command") checks.push_back(CheckCommandEvaluator(config));
+  return checks;
+}
+
+std::vector<Check> DiagnoseProfileSources(const EvaluatorConfig& config) {
+  std::vector<Check> checks;
+  try {
+    for (const ProfileSource& source : DetectProfileSources(config.kind == "cuda" ? "c++" : config.compiler)) {
+      std::string fix;
+      if (!source.works) {
+        fix = source.name == "pmu"          ? "bare metal or a VM with a virtual PMU, or a lower "
+                                              "kernel.perf_event_paranoid; cachegrind stands in"
+              : source.name == "cachegrind" ? "apt-get install valgrind"
+              : source.name == "objdump"    ? "apt-get install binutils"
+              : source.name == "ncu"        ? "for CUDA kernels: install Nsight Compute on a machine with a GPU"
+                                            : "set evaluator.compiler to a working compiler";
+      }
+      checks.push_back({"profile: " + source.name, source.works ? CheckState::kOk : CheckState::kWarn, source.detail,
+                        fix});
+    }
+  } catch (const std::exception& e) {
+    checks.push_back({"profile", CheckState::kWarn, std::string("cannot detect the profile sources: ") + e.what(), ""});
+  }
   return checks;
 }
 

@@ -31,4 +31,10 @@ struct Check {
 // device probe and the sandbox detection here; never throws.
 std::vector<Check> Diagnose(const EvaluatorConfig& config);
 
+// One check per profile source (profile_sources.h), "profile: pmu",
+// "profile: cachegrind", "profile: objdump", "profile: compiler remarks",
+// "profile: ncu": ok when it works here, else a warning with the reason
+// (a profile does without it) and the fix. Never throws.
+std::vector<Check> DiagnoseProfileSources(const EvaluatorConfig& config);
+
 }  // namespace kestrel

@@ -201,6 +201,9 @@ std::string JobToJson(const Job& job) {
               {"seccomp", job.seccomp},
               {"allow_threads", job.allow_threads},
               {"worker_env", job.worker_env},
+              {"worker_wrapper", job.worker_wrapper},
+              {"wrapper_file", job.wrapper_file},
+              {"wrapper_output", job.wrapper_output.string()},
               {"timeout_s", job.timeout_s},
               {"rtol", job.rtol},
               {"atol", job.atol}};
@@ -239,6 +242,12 @@ Result<Job> ParseJob(const std::string& text) {
     job.worker = in.value("worker", std::string());
     job.bwrap = in.value("bwrap", std::string());
     job.worker_env = in.value("worker_env", std::vector<std::string>());
+    job.worker_wrapper = in.value("worker_wrapper", std::vector<std::string>());
+    job.wrapper_file = in.value("wrapper_file", std::string());
+    job.wrapper_output = in.value("wrapper_output", std::string());
+    if (job.wrapper_file.find('/') != std::string::npos || job.wrapper_file == "..") {
+      throw std::runtime_error("wrapper_file must be a plain file name");
+    }
     job.timeout_s = in.value("timeout_s", 60.0);
     job.rtol = in.value("rtol", 1e-4);
     job.atol = in.value("atol", 1e-7);

@@ -81,6 +81,15 @@ struct Job {
   bool allow_threads = false;         // with seccomp: clone(CLONE_THREAD) allowed
   std::vector<std::string> worker_env;  // the worker's whole environment
   double timeout_s = 60;              // the whole job's wall clock, kept by the supervisor
+  // A profile job (docs/PROFILES.md): the candidate's worker runs under this
+  // program (e.g. valgrind's cachegrind: {"/usr/bin/valgrind", ...,
+  // "--cachegrind-out-file=cachegrind.out", "--"}), inside the same sandbox,
+  // and the file it leaves in the worker's scratch folder (`wrapper_file`,
+  // a plain name) is copied to `wrapper_output` when the worker ends.
+  // Empty: the worker runs as itself.
+  std::vector<std::string> worker_wrapper;
+  std::string wrapper_file;
+  std::filesystem::path wrapper_output;
   // Time mode: the task's tolerance, for the supervisor's re-check of timed
   // calls against the reference's on the same (freshly perturbed) inputs.
   double rtol = 1e-4;

@@ -88,4 +88,27 @@ Result<std::vector<JobShape>> LayoutShapes(const Task& task, bool timed_only) {
   return layouts;
 }
 
+double OutputElements(const Task& task, const Shape& shape) {
+  std::int64_t elements = 0;
+  for (const ArgSpec& arg : task.args) {
+    if (arg.role == ArgRole::kOutput || arg.role == ArgRole::kInOut) {
+      elements = std::max(elements, task.ElementCount(arg, shape));
+    }
+  }
+  return static_cast<double>(elements);
+}
+
+std::vector<ShapeScalingPoint> TimePerElement(const Task& task, const Measurement& measurement) {
+  std::vector<ShapeScalingPoint> scaling;
+  for (const ShapeTiming& timing : measurement.shapes) {
+    const double elements = OutputElements(task, timing.shape);
+    if (elements > 0 && timing.candidate.median > 0) {
+      scaling.push_back({ShapeLabel(task, timing.shape), elements, timing.candidate.median * 1e9 / elements});
+    }
+  }
+  std::sort(scaling.begin(), scaling.end(),
+            [](const ShapeScalingPoint& a, const ShapeScalingPoint& b) { return a.elements < b.elements; });
+  return scaling;
+}
+
 }  // namespace kestrel

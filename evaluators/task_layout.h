@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/measurement.h"
+#include "core/profile.h"
 #include "core/task.h"
 #include "evaluators/job.h"
 
@@ -13,6 +15,14 @@ namespace kestrel {
 
 // "rows=7 cols=33": the task's dims in argument order, then any other key.
 std::string ShapeLabel(const Task& task, const Shape& shape);
+
+// Elements of the task's largest output (or inout) buffer at `shape`: what
+// "per element" means in a profile (core/profile.h).
+double OutputElements(const Task& task, const Shape& shape);
+
+// The time per element (OutputElements) of each timed shape of a measured
+// result, smallest first: the profile's shape scaling.
+std::vector<ShapeScalingPoint> TimePerElement(const Task& task, const Measurement& measurement);
 
 // The layout of one shape. InvalidArgument when a dim the task names is
 // missing from the shape, or a size is negative or overflows.

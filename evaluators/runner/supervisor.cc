@@ -26,6 +26,11 @@ WorkerOptions WorkerFor(const Job& job, const std::filesystem::path& library, co
   options.scratch_parent = std::filesystem::current_path();
   options.role = role;
   options.timeout_s = job.timeout_s;
+  if (role == "candidate") {  // only the kernel profiled runs under the profiler
+    options.wrapper = job.worker_wrapper;
+    options.wrapper_file = job.wrapper_file;
+    options.wrapper_output = job.wrapper_output;
+  }
   return options;
 }
 

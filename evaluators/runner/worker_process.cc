@@ -101,10 +101,12 @@ Status WorkerProcess::Spawn(const SharedRegion& arena, const SharedRegion& input
   if (bwrap) {
     argv = WorkerSandboxArgs(options_.bwrap, options_.env, scratch_);
     argv.insert(argv.end(), {"--ro-bind", options_.worker.string(), "/kestrel/kestrel-worker", "--ro-bind",
-                             options_.library.string(), "/kestrel/kernel.so", "--info-fd", "6",
-                             "/kestrel/kestrel-worker", "/kestrel/kernel.so", threads, seccomp});
+                             options_.library.string(), "/kestrel/kernel.so", "--info-fd", "6"});
+    argv.insert(argv.end(), options_.wrapper.begin(), options_.wrapper.end());
+    argv.insert(argv.end(), {"/kestrel/kestrel-worker", "/kestrel/kernel.so", threads, seccomp});
   } else {
-    argv = {options_.worker.string(), options_.library.string(), threads, seccomp};
+    argv = options_.wrapper;
+    argv.insert(argv.end(), {options_.worker.string(), options_.library.string(), threads, seccomp});
   }
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
@@ -169,6 +171,10 @@ WorkerProcess::~WorkerProcess() {
     if (fd >= 0) ::close(fd);
   }
   std::error_code ignored;
+  if (!scratch_.empty() && !options_.wrapper_file.empty() && !options_.wrapper_output.empty()) {
+    std::filesystem::copy_file(scratch_ / options_.wrapper_file, options_.wrapper_output,
+                               std::filesystem::copy_options::overwrite_existing, ignored);
+  }
   if (!scratch_.empty()) std::filesystem::remove_all(scratch_, ignored);
 }
 

@@ -41,6 +41,11 @@ struct WorkerOptions {
   std::filesystem::path scratch_parent;  // its scratch folder is made fresh in here
   std::string role;               // "candidate", "reference": for messages
   double timeout_s = 60;          // named in a timed-out verdict
+  // A profiler the worker runs under (Job::worker_wrapper), the file it
+  // writes in the scratch folder and where that is copied when it ends.
+  std::vector<std::string> wrapper;
+  std::string wrapper_file;
+  std::filesystem::path wrapper_output;
 };
 
 // How a worker's job ended before it was done: the verdict reported.

@@ -142,10 +142,12 @@ TEST_SUITE("cli resume") {
       }
       CHECK(check.at("state") != "fail");
     }
-    // The sandbox has a line per layer (evaluators/sandbox.h), each ok on this machine.
+    // The sandbox has a line per layer (evaluators/sandbox.h), each ok on this
+    // machine; each profile source a line (docs/PROFILES.md).
     CHECK(names == std::set<std::string>{"compiler", "runner", "sandbox: process", "sandbox: namespaces",
                                          "sandbox: capabilities", "sandbox: file system", "sandbox: environment",
-                                         "sandbox: seccomp", "sandbox: limits", "graphviz", "tasks", "database", "host",
-                                         "cuda"});
+                                         "sandbox: seccomp", "sandbox: limits", "profile: pmu", "profile: cachegrind",
+                                         "profile: objdump", "profile: compiler remarks", "profile: ncu", "graphviz",
+                                         "tasks", "database", "host", "cuda"});
   }
 }

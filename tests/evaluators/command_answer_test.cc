@@ -27,6 +27,31 @@ TEST_SUITE("command_answer") {
     REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
     CHECK(parsed->outcome == Outcome::kMeasured);
     CHECK(parsed->shapes.at(0).candidate_seconds == std::vector<double>{1e-6});
+    CHECK(!parsed->profile);
+  }
+
+  TEST_CASE("an optional profile is parsed with the answer; only a measured answer has one") {
+    const std::vector<Shape> shapes = {{{"n", 4}}};
+    const std::string answer = R"({"protocol": 1, "nonce": "abc", "outcome": "measured", "shapes": [
+        {"shape": {"n": 4}, "candidate_s": [1e-6], "reference_s": [2e-6], "max_abs_error": 0, "max_rel_error": 0}],
+        "profile": {"roofline": {"fraction": 0.5, "bound": "memory"}, "unavailable": ["ncu: no GPU"]}})";
+    auto parsed = ParseCommandAnswer(answer, shapes, "abc");
+    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    REQUIRE(parsed->profile);
+    CHECK(parsed->profile->roofline->fraction == 0.5);
+    CHECK(parsed->profile->unavailable == std::vector<std::string>{"ncu: no GPU"});
+
+    auto wrong = ParseCommandAnswer(
+        R"({"protocol": 1, "nonce": "abc", "outcome": "wrong", "reason": "y[0]", "profile": {}})", shapes, "abc");
+    REQUIRE(!wrong);
+    CHECK(wrong.error().message() == "profile: expected no profile when the outcome is wrong");
+
+    auto malformed = ParseCommandAnswer(
+        R"({"protocol": 1, "nonce": "abc", "outcome": "measured", "shapes": [
+        {"shape": {"n": 4}, "candidate_s": [1e-6], "reference_s": [2e-6], "max_abs_error": 0, "max_rel_error": 0}],
+        "profile": {"counters": {"ipc": "high"}}})", shapes, "abc");
+    REQUIRE(!malformed);
+    CHECK(malformed.error().message() == "profile.counters.ipc: not a number");
   }
 }
 

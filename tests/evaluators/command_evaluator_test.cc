@@ -182,6 +182,7 @@ TEST_SUITE("command_evaluator") {
         {"MODE=badoutcome", "protocol violation: outcome: expected one of measured"},
         {"MODE=noreason", "protocol violation: reason: expected a non-empty line"},
         {"MODE=noanswer", "protocol violation: the run command wrote no answer"},
+        {"MODE=badprofile", "protocol violation: profile.mix.total: wrong type"},
     };
     for (const auto& [mode, reason] : violations) {
       const Measurement m = EvalFake(mode);
@@ -189,6 +190,32 @@ TEST_SUITE("command_evaluator") {
       CHECK_MESSAGE(Contains(m.reason, reason), mode << ": " << m.reason);
       CHECK(m.shapes.empty());
     }
+  }
+
+  TEST_CASE("a profile in the answer is the candidate's profile; without one the profile says so") {
+    Evaluator& evaluator = Fake();
+    CHECK(evaluator.CanProfile());
+    const Candidate profiled{"/* MODE=profiled */", {}, evaluator.Toolchain(), {}};
+    const BuildResult build = evaluator.Build(profiled);
+    const Measurement m = evaluator.Measure(profiled, build);
+    REQUIRE_MESSAGE(m.outcome == Outcome::kMeasured, m.reason);
+    auto profile = evaluator.ProfileBuilt(profiled, build, m);
+    REQUIRE(profile);
+    REQUIRE(profile->counters);
+    CHECK(profile->counters->source == "ncu");
+    CHECK(*profile->counters->ipc == 1.5);
+    CHECK(profile->unavailable == std::vector<std::string>{"pmu: none"});
+    CHECK(Contains(ProfileDigest(*profile), "IPC 1.50"));
+
+    const Candidate plain{"/* an honest kernel */", {}, evaluator.Toolchain(), {}};
+    const BuildResult plain_build = evaluator.Build(plain);
+    const Measurement plain_m = evaluator.Measure(plain, plain_build);
+    REQUIRE(plain_m.outcome == Outcome::kMeasured);
+    auto none = evaluator.ProfileBuilt(plain, plain_build, plain_m);
+    REQUIRE(none);
+    CHECK(!none->counters);
+    REQUIRE(none->unavailable.size() == 1);
+    CHECK(Contains(none->unavailable[0], "carried no \"profile\" object"));
   }
 
   TEST_CASE("a harness's own verdicts, and Kestrel's checks of a measured answer") {

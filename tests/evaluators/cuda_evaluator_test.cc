@@ -222,6 +222,28 @@ TEST_SUITE("cuda_evaluator") {
     CHECK(Contains(made.error().message(), "softmax_cuda"));
   }
 
+  TEST_CASE("on a GPU: a measured kernel's profile has its time per element and says whether ncu could run") {
+    if (!HaveGpu()) {
+      MESSAGE("no CUDA device: skipped");
+      return;
+    }
+    const Task task = LoadCudaTask("softmax_cuda");
+    auto made = MakeCudaEvaluator(task, FastOptions());
+    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    Evaluator& evaluator = **made;
+    CHECK(evaluator.CanProfile());
+    const Candidate reference{task.reference.text, {}, evaluator.Toolchain(), evaluator.Flags()};
+    const BuildResult build = evaluator.Build(reference);
+    const Measurement measured = evaluator.Measure(reference, build);
+    REQUIRE(measured.outcome == Outcome::kMeasured);
+    auto profile = evaluator.ProfileBuilt(reference, build, measured);
+    REQUIRE_MESSAGE(profile.has_value(), profile.error().message());
+    CHECK(profile->scaling.size() == task.shapes.size());
+    for (const auto& point : profile->scaling) CHECK(point.ns_per_element > 0);
+    REQUIRE(profile->unavailable.size() == 1);
+    CHECK(profile->unavailable[0].rfind("ncu: ", 0) == 0);
+  }
+
   TEST_CASE("on a GPU: the reference measures ~1x, a wrong kernel and one modifying its input are wrong") {
     if (!HaveGpu()) {
       MESSAGE("no CUDA device: skipped");

@@ -56,6 +56,26 @@ TEST_SUITE("diagnosis") {
     CHECK(missing->state == CheckState::kFail);
     CHECK(missing->fix == "install it or fix the run config");
   }
+
+  TEST_CASE("each profile source is a check: ok where it works, else a warning with its reason and fix") {
+    EvaluatorConfig config;
+    const std::vector<Check> checks = DiagnoseProfileSources(config);
+    for (const char* name : {"profile: pmu", "profile: cachegrind", "profile: objdump", "profile: compiler remarks",
+                             "profile: ncu"}) {
+      const Check* check = Find(checks, name);
+      REQUIRE_MESSAGE(check != nullptr, name);
+      CHECK(check->state != CheckState::kFail);  // a profile does without any of them
+      CHECK(!check->detail.empty());
+      CHECK((check->state == CheckState::kOk) == check->fix.empty());
+    }
+    CHECK(Find(checks, "profile: objdump")->state == CheckState::kOk);
+    config.compiler = "no-such-compiler-xyz";
+    const std::vector<Check> broken = DiagnoseProfileSources(config);
+    const Check* remarks = Find(broken, "profile: compiler remarks");
+    REQUIRE(remarks != nullptr);
+    CHECK(remarks->state == CheckState::kWarn);
+    CHECK(remarks->fix == "set evaluator.compiler to a working compiler");
+  }
 }
 
 }  // namespace

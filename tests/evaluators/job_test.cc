@@ -62,6 +62,21 @@ TEST_SUITE("job") {
     CHECK(parsed->flush_bytes == 64 << 20);
     job.flush_bytes = -1;
     CHECK_FALSE(ParseJob(JobToJson(job)).has_value());
+    job.flush_bytes = 0;
+
+    // A profile job's wrapper (docs/PROFILES.md); its file is a plain name in the worker's scratch folder.
+    job.worker_wrapper = {"/usr/bin/valgrind", "--tool=cachegrind", "--"};
+    job.wrapper_file = "cachegrind.out";
+    job.wrapper_output = "/tmp/eval/cachegrind.out";
+    auto wrapped = ParseJob(JobToJson(job));
+    REQUIRE(wrapped.has_value());
+    CHECK(wrapped->worker_wrapper == job.worker_wrapper);
+    CHECK(wrapped->wrapper_file == "cachegrind.out");
+    CHECK(wrapped->wrapper_output == "/tmp/eval/cachegrind.out");
+    for (const char* escape : {"../cachegrind.out", "/etc/passwd", ".."}) {
+      job.wrapper_file = escape;
+      CHECK_FALSE(ParseJob(JobToJson(job)).has_value());
+    }
 
     JobResult result;
     result.nonce = "n";

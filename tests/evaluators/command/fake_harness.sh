@@ -32,4 +32,6 @@ case "$mode" in
   crash) echo "about to crash"; kill -SEGV $$ ;;
   hang) sleep 300 & echo $! > "$arg"; wait ;;
   late) measured "$c" "$r" 0 > "$answer"; exit 3 ;;
+  profiled) measured "$c" "$r" 0 | sed 's/}]}$/}], "profile": {"counters": {"source": "ncu", "shape": "n=1048576", "ipc": 1.5}, "unavailable": ["pmu: none"]}}/' > "$answer" ;;
+  badprofile) measured "$c" "$r" 0 | sed 's/}]}$/}], "profile": {"mix": {"total": "many"}}}/' > "$answer" ;;
 esac

@@ -1,0 +1,139 @@
+// CpuEvaluator: the profile sources of a built candidate besides its
+// measurement (docs/PROFILES.md). See cpu_evaluator.h.
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "evaluators/code_fingerprint.h"
+#include "evaluators/compiler_remarks.h"
+#include "evaluators/cpu_evaluator.h"
+#include "evaluators/instruction_mix.h"
+#include "evaluators/profile_sources.h"
+#include "evaluators/task_layout.h"
+
+namespace kestrel {
+namespace {
+
+// Calls of the kernel in an outputs job of one shape and one input set:
+// the check calls it twice (runner/outputs_mode.cc, the determinism check).
+constexpr double kCachegrindCalls = 2;
+
+double BufferElements(const JobShape& shape) {
+  double elements = 0;
+  for (const JobArg& arg : shape.args) {
+    if (arg.role == ArgRole::kInput || arg.role == ArgRole::kOutput || arg.role == ArgRole::kInOut) {
+      elements += static_cast<double>(arg.count);
+    }
+  }
+  return elements;
+}
+
+}  // namespace
+
+void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile) {
+  // Each source timed: the profile says what it cost and where that went.
+  const auto timed = [&profile](const char* source, const auto& take) {
+    const auto start = std::chrono::steady_clock::now();
+    take();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    profile.costs.push_back({source, seconds});
+  };
+  try {
+    timed("objdump", [&] {
+      if (auto mix = InstructionMixOf(build.library, IsaVectorBits(host_.isa))) {
+        profile.mix = std::move(*mix);
+      } else {
+        profile.unavailable.push_back("objdump: " + mix.error().message());
+      }
+    });
+    timed("compiler remarks", [&] {
+      const CompileRequest request = CompileRequestFor(candidate, build.library.parent_path());
+      if (auto remarks = CompileWithRemarks(request, toolchain_)) {
+        profile.remarks = std::move(*remarks);
+      } else {
+        profile.unavailable.push_back("compiler remarks: " + remarks.error().message());
+      }
+    });
+    // Hardware counters are read where the PMU is; cachegrind simulates
+    // them elsewhere. (Counting in the worker is not implemented yet: a
+    // readable PMU is reported, the counts come from cachegrind.)
+    if (const std::string pmu = PmuUnavailableReason(); !pmu.empty()) {
+      profile.unavailable.push_back(pmu);
+    } else {
+      profile.unavailable.push_back("pmu: readable, but counting in the worker is not implemented yet");
+    }
+    if (profile.mix && profile.mix->vector_bits >= 512) {
+      // Valgrind (3.19 and later alike) has no AVX-512: the kernel would die of SIGILL.
+      profile.unavailable.push_back("cachegrind: valgrind cannot run AVX-512 code (this kernel uses zmm registers)");
+    } else if (const auto valgrind = CachegrindValgrind()) {
+      timed("cachegrind", [&] {
+        if (auto counters = SimulateCaches(build, *valgrind)) {
+          profile.counters = std::move(*counters);
+        } else {
+          profile.unavailable.push_back("cachegrind: " + counters.error().message());
+        }
+      });
+    } else {
+      profile.unavailable.push_back("cachegrind: valgrind is not installed (Debian: apt-get install valgrind)");
+    }
+  } catch (const std::exception& e) {
+    profile.unavailable.push_back(std::string("profile sources: ") + e.what());
+  }
+}
+
+Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, const std::string& valgrind) {
+  if (timed_shapes_.empty() || timed_shapes_.size() != task_.shapes.size()) {
+    return Fail(Error::NotFound("the task has no timed shape"));
+  }
+  std::size_t smallest = 0;  // by buffer elements
+  for (std::size_t s = 1; s < timed_shapes_.size(); ++s) {
+    if (BufferElements(timed_shapes_[s]) < BufferElements(timed_shapes_[smallest])) smallest = s;
+  }
+  const double elements = OutputElements(task_, task_.shapes[smallest]);
+  if (elements <= 0) return Fail(Error::NotFound("the task has no output buffer to count per element"));
+  const std::optional<std::string> objdump = ObjdumpText(build.library);
+  if (!objdump) return Fail(Error::NotFound("objdump cannot list the kernel's functions"));
+  std::set<std::string> functions;
+  for (const auto& [name, body] : KernelFunctions(*objdump)) functions.insert(name);
+
+  const std::filesystem::path dir = NewEvalDir();
+  Job job = MakeJob("outputs", {build.library}, false);
+  job.shapes = {timed_shapes_[smallest]};
+  job.input_sets = 1;
+  job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
+  job.output_file = dir / "outputs.bin";
+  // Valgrind does not implement the seccomp system call (the worker could
+  // not install its allowlist), and a filter would stop valgrind's own
+  // calls: without the allowlist, inside the rest of the sandbox
+  // (docs/PROFILES.md, "The sandbox of the cachegrind run").
+  job.seccomp = false;
+  job.worker_wrapper = {valgrind, "-q", "--tool=cachegrind", "--cache-sim=yes", "--demangle=no", "--vgdb=no",
+                        "--cachegrind-out-file=cachegrind.out", "--"};
+  job.wrapper_file = "cachegrind.out";
+  job.wrapper_output = dir / "cachegrind.out";
+  const JobRun run = RunJob(job, dir, "profiling (cachegrind)");
+  bool read = false;
+  std::stringstream text;
+  if (std::ifstream in(job.wrapper_output, std::ios::binary); in && !run.failure) {
+    text << in.rdbuf();
+    read = true;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);  // the outputs written there may be large
+  if (run.failure) {
+    std::string reason = run.failure->reason;
+    if (reason.find("SIGILL") != std::string::npos) reason += " (valgrind cannot run some of its instructions: AVX-512?)";
+    // The worker's last words (valgrind's among them) say why.
+    const std::string& log = run.failure->log.empty() ? run.log : run.failure->log;
+    if (!log.empty()) reason += "; log: " + log.substr(log.size() > 600 ? log.size() - 600 : 0);
+    return Fail(Error::Io(reason));
+  }
+  if (!read) return Fail(Error::Io("valgrind left no output file" + (run.log.empty() ? "" : ":\n" + run.log)));
+  auto totals = ParseCachegrind(text.str(), functions);
+  if (!totals) return Fail(totals.error());
+  return CachegrindCounters(*totals, kCachegrindCalls, elements, timed_shapes_[smallest].label);
+}
+
+}  // namespace kestrel

@@ -1,0 +1,222 @@
+// The profile ladder (issue 18): known kernels of one task, built by the
+// real compiler with -O3 -march=native and profiled by every source this
+// machine has (CpuEvaluator::AddProfileSources): objdump's instruction mix,
+// the compiler's remarks and cachegrind's simulated counts. A scalar loop,
+// an auto-vectorized one and an intrinsic one (AVX-512 where the CPU has
+// it, else AVX2) of y = a * x + 1; a strided and a cache-friendly transpose.
+// Their profiles differ where they must.
+
+#include <doctest.h>
+
+#include <memory>
+#include <string>
+
+#include "evaluators/compiler.h"
+#include "evaluators/compiler_remarks.h"
+#include "evaluators/cpu_evaluator.h"
+#include "evaluators/instruction_mix.h"
+#include "evaluators/shim.h"
+#include "evaluators/profile_sources.h"
+#include "scale_task.h"
+
+namespace kestrel {
+namespace {
+
+CpuEvaluatorOptions LadderOptions() {
+  CpuEvaluatorOptions options = testing::FastOptions();
+  options.flags = {"-O3", "-march=native"};
+  return options;
+}
+
+CpuEvaluator& Evaluator(const Task& task) {
+  static std::map<std::string, std::unique_ptr<CpuEvaluator>> evaluators;
+  auto& evaluator = evaluators[task.name];
+  if (!evaluator) {
+    auto made = CpuEvaluator::Create(task, LadderOptions());
+    if (!made) FAIL("CpuEvaluator::Create: " << made.error().message());
+    evaluator = std::move(*made);
+  }
+  return *evaluator;
+}
+
+Task TransposeTask() {
+  Task task;
+  task.name = "transpose";
+  task.description = "out = in transposed, n x n";
+  task.language = "cpp";
+  task.entry = "transpose";
+  ArgSpec in{"in", ArgRole::kInput, ScalarType::kF32, {"n", "n"}, {}, 0.0};
+  ArgSpec out{"out", ArgRole::kOutput, ScalarType::kF32, {"n", "n"}, {}, 0.0};
+  ArgSpec n{"n", ArgRole::kDim, ScalarType::kI64, {}, {}, 0.0};
+  task.args = {in, out, n};
+  // Rows of 4000 bytes: not a power of two, so that the strided writes
+  // miss for want of capacity (1000 lines per column > L1's), not for
+  // aliasing, and the tiles' 32 lines stay in L1.
+  task.shapes = {{{"n", 1000}}};
+  task.check_shapes = {{{"n", 37}}};
+  task.tolerance = {0, 0};
+  task.bytes = "8*n*n";
+  task.reference = {"transpose_strided.cpp", testing::KernelSource("transpose_strided")};
+  return task;
+}
+
+// `flags`: the candidate's own compiler flags (default: the evaluator's).
+Profile ProfileOf(CpuEvaluator& evaluator, const std::string& kernel, std::vector<std::string> flags = {}) {
+  Candidate candidate = testing::MakeCandidate(evaluator, kernel);
+  if (!flags.empty()) candidate.flags = std::move(flags);
+  const BuildResult build = evaluator.Build(candidate);
+  REQUIRE_MESSAGE(build.ok, build.log);
+  Profile profile;
+  evaluator.AddProfileSources(candidate, build, profile);
+  INFO(kernel << ":\n" << ProfileDigest(profile));
+  REQUIRE(profile.mix);
+  REQUIRE(profile.remarks);
+  REQUIRE_MESSAGE(CachegrindValgrind(), "valgrind is not installed (scripts/setup installs it)");
+  // Valgrind has no AVX-512: such code is not simulated, and the profile says why.
+  CHECK(profile.counters.has_value() == (profile.mix->vector_bits < 512));
+  if (!profile.counters) CHECK(ProfileDigest(profile).find("cachegrind: valgrind cannot run AVX-512") != std::string::npos);
+  return profile;
+}
+
+int IsaBits() {
+  static const int bits = IsaVectorBits(DetectHost().isa);
+  return bits;
+}
+
+TEST_CASE("scalar, auto-vectorized and intrinsic rungs differ in packed share, vector width and instructions") {
+  CpuEvaluator& evaluator = Evaluator(testing::MakeScaleTask());
+  REQUIRE_MESSAGE(IsaBits() >= 256, "the ladder needs AVX2 at least");
+  const Profile scalar = ProfileOf(evaluator, "scale_scalar");
+  const Profile vectorized = ProfileOf(evaluator, "scale_vectorized");
+  const Profile intrinsics = ProfileOf(evaluator, "scale_intrinsics");
+
+  // What the code is.
+  CHECK(scalar.mix->packed_fp == 0);
+  CHECK(scalar.mix->scalar_fp > 0);
+  CHECK(scalar.mix->vector_bits == 0);
+  CHECK(vectorized.mix->packed_fp > 0);
+  CHECK(vectorized.mix->vector_bits >= 256);
+  CHECK(vectorized.mix->packed_fp * 100 / (vectorized.mix->packed_fp + vectorized.mix->scalar_fp) >
+        scalar.mix->packed_fp * 100 / (scalar.mix->packed_fp + scalar.mix->scalar_fp));
+  CHECK(intrinsics.mix->packed_fp > 0);
+  CHECK(intrinsics.mix->fma > 0);
+  CHECK(intrinsics.mix->vector_bits == IsaBits());
+  for (const Profile* profile : {&scalar, &vectorized, &intrinsics}) {
+    CHECK(profile->mix->isa_vector_bits == IsaBits());
+    CHECK(profile->mix->calls.empty());
+  }
+
+  // What the compiler did with the loop (kernel.cpp line 5 in both files).
+  CHECK(scalar.remarks->vectorized.empty());
+  REQUIRE(!vectorized.remarks->vectorized.empty());
+  CHECK(vectorized.remarks->vectorized[0].rfind("kernel.cpp:5: ", 0) == 0);
+  CHECK(vectorized.remarks->vectorized[0].find("vectorized") != std::string::npos);
+
+  // Simulated counts: fewer instructions per element with vectors. Valgrind
+  // cannot run AVX-512, so the vectorized rung is simulated as AVX2 code.
+  const Profile avx2 = ProfileOf(evaluator, "scale_vectorized", {"-O3", "-march=native", "-mno-avx512f"});
+  REQUIRE(scalar.counters);
+  REQUIRE(avx2.counters);
+  CHECK(avx2.mix->vector_bits == 256);
+  CHECK(scalar.counters->source == "cachegrind");
+  CHECK(scalar.counters->shape == "n=100000");
+  CHECK(*scalar.counters->instructions > 2.0);  // load, multiply-add, store, loop
+  CHECK(*scalar.counters->instructions > 4 * *avx2.counters->instructions);
+
+  // The digests say so in words.
+  const std::string scalar_digest = ProfileDigest(scalar);
+  const std::string intrinsics_digest = ProfileDigest(intrinsics);
+  CHECK(scalar_digest.find("(0% packed)") != std::string::npos);
+  const std::string widest = IsaBits() == 512 ? "512 bits (zmm) of 512 available (zmm)"
+                                              : "256 bits (ymm) of 256 available (ymm)";
+  CHECK(intrinsics_digest.find("widest vector " + widest) != std::string::npos);
+  CHECK(scalar_digest.find("widest vector 0 bits of") != std::string::npos);
+  CHECK(scalar_digest != intrinsics_digest);
+}
+
+TEST_CASE("a strided transpose misses L1 far more often than a cache-friendly one") {
+  CpuEvaluator& evaluator = Evaluator(TransposeTask());
+  const Profile strided = ProfileOf(evaluator, "transpose_strided");
+  const Profile blocked = ProfileOf(evaluator, "transpose_blocked");
+  REQUIRE(strided.counters->d1_miss_rate);
+  REQUIRE(blocked.counters->d1_miss_rate);
+  // One line per written element against about two per 16-element tile row.
+  CHECK(*strided.counters->d1_miss_rate > 0.3);
+  CHECK(*blocked.counters->d1_miss_rate < 0.15);
+  CHECK(*strided.counters->d1_miss_rate > 3 * *blocked.counters->d1_miss_rate);
+  CHECK(*strided.counters->cache_misses > *blocked.counters->cache_misses);
+  CHECK(ProfileDigest(strided) != ProfileDigest(blocked));
+}
+
+TEST_CASE("a measured candidate's profile: its measurement's roofline and scaling, then every source, each timed") {
+  CpuEvaluator& evaluator = Evaluator(TransposeTask());
+  CHECK(evaluator.CanProfile());
+  const Candidate candidate = testing::MakeCandidate(evaluator, "transpose_blocked");
+  const BuildResult build = evaluator.Build(candidate);
+  REQUIRE(build.ok);
+  const Measurement measured = evaluator.Measure(candidate, build);
+  REQUIRE_MESSAGE(measured.outcome == Outcome::kMeasured, measured.reason);
+  auto profile = evaluator.ProfileBuilt(candidate, build, measured);
+  REQUIRE_MESSAGE(profile, profile.error().message());
+  INFO(ProfileDigest(*profile));
+  REQUIRE(profile->roofline);
+  CHECK(profile->roofline->shape == "n=1000");
+  CHECK(profile->roofline->gbps > 0);
+  REQUIRE(profile->scaling.size() == 1);
+  CHECK(profile->scaling[0].elements == 1e6);
+  CHECK(profile->mix);
+  CHECK(profile->remarks);
+  CHECK(profile->counters);
+  std::vector<std::string> sources;
+  double sum = 0;
+  for (const auto& cost : profile->costs) {
+    sources.push_back(cost.source);
+    sum += cost.seconds;
+  }
+  CHECK(sources == std::vector<std::string>{"objdump", "compiler remarks", "cachegrind"});
+  CHECK(profile->seconds >= sum);
+  // The same profile again: the simulated counts do not move.
+  auto again = evaluator.ProfileBuilt(candidate, build, measured);
+  REQUIRE(again);
+  CHECK(*again->counters->instructions == *profile->counters->instructions);
+  CHECK(*again->counters->d1_miss_rate == *profile->counters->d1_miss_rate);
+}
+
+TEST_CASE("each compiler's remarks: GCC's -fopt-info and, where clang is installed, clang's -Rpass") {
+  const Task task = testing::MakeScaleTask();
+  testing::TempDir dir;
+  testing::WriteFile(dir / "kernel.cpp", testing::KernelSource("scale_vectorized"));
+  testing::WriteFile(dir / "shim.cpp", GenerateShim(task, "kernel.cpp"));
+  for (const std::string compiler : {"g++", "clang++"}) {
+    auto version = CompilerVersion(compiler);
+    if (!version) {
+      REQUIRE_MESSAGE(compiler != "g++", version.error().message());
+      MESSAGE("clang++ is not installed: its remarks are not tested here");
+      continue;
+    }
+    CompileRequest request;
+    request.compiler = compiler;
+    request.flags = {"-O3", "-march=native"};
+    request.source = dir / "shim.cpp";
+    request.library = dir / "kernel.so";
+    auto remarks = CompileWithRemarks(request, *version);
+    REQUIRE_MESSAGE(remarks, remarks.error().message());
+    INFO(compiler << ": " << ProfileDigest(Profile{.remarks = *remarks}));
+    CHECK(remarks->compiler == *version);
+    REQUIRE(!remarks->vectorized.empty());
+    CHECK(remarks->vectorized[0].rfind("kernel.cpp:5: ", 0) == 0);
+    CHECK(remarks->vectorized[0].find(compiler == "g++" ? "loop vectorized" : "vectorized loop") != std::string::npos);
+    CHECK(std::filesystem::exists(dir / "remarks.o"));
+  }
+  // A compiler that fails is an error naming it, never a profile with made-up remarks.
+  CompileRequest broken;
+  broken.compiler = "g++";
+  broken.flags = {"-O3", "-DKESTREL_NO_SUCH_HEADER", "-include", "no_such_header.h"};
+  broken.source = dir / "shim.cpp";
+  auto failed = CompileWithRemarks(broken, "g++ 12");
+  REQUIRE(!failed);
+  CHECK(failed.error().message().find("g++ with -fopt-info-vec-optimized") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace kestrel
