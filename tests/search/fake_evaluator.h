@@ -117,6 +117,8 @@ class FakeEvaluator final : public Evaluator {
     roofline.fraction = measurement.speedup / 10;
     roofline.bound = "memory";
     roofline.level = "L1";
+    roofline.peak_gflops = 100;  // a calibrated host
+    roofline.bandwidth_gbps = 50;
     profile.roofline = roofline;
     profile.unavailable.push_back("pmu: the fake has none");
     {
