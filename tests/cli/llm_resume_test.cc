@@ -50,11 +50,11 @@ class PromptProvider {
     server_.Post("/v1/chat/completions", [this](const httplib::Request& request, httplib::Response& response) {
       const std::string prompt = Text(json::parse(request.body).at("messages"));
       std::size_t answered = 0;
-      for (const auto& row : Query(workspace_, "SELECT prompt_json FROM llm_calls")) {
-        answered += Text(json::parse(row[0])) == prompt;
-      }
+      const auto stored = Query(workspace_, "SELECT prompt_json FROM llm_calls");
+      for (const auto& row : stored) answered += Text(json::parse(row[0])) == prompt;
       std::this_thread::sleep_for(60ms);
-      const std::string reply = Reply(prompt, std::hash<std::string>{}(prompt + "#" + std::to_string(answered)));
+      const std::string reply =
+          Reply(prompt, std::hash<std::string>{}(prompt + "#" + std::to_string(answered)), stored.size());
       const json body = {{"choices", {{{"message", {{"role", "assistant"}, {"content", reply}}},
                                        {"finish_reason", "stop"}}}},
                          {"usage", {{"prompt_tokens", 800}, {"completion_tokens", 120}}}};
@@ -78,13 +78,17 @@ class PromptProvider {
     return text;
   }
 
-  static std::string Reply(const std::string& prompt, std::size_t hash) {
+  // `stored`: the calls the database holds, a clock a resumed run agrees
+  // with (a call killed before it was stored is made again at the same
+  // count): every fifth mutation prompt is answered with the parent itself,
+  // so that each search meets duplicates whatever the prompts' text hashes to.
+  static std::string Reply(const std::string& prompt, std::size_t hash, std::size_t stored) {
     const auto kernel = [&](const std::string& marker) {
       return "```cpp\n// kestrel:knob U 1 2\n// " + marker + " variant " + std::to_string(hash % 100000) +
              "\n#include <cstdint>\nvoid axpy(const float* x, float* y, int64_t n) {\n"
              "  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;\n}\n```\n";
     };
-    switch (hash % 10) {
+    switch (stored % 5 == 4 ? 2 : hash % 10) {
       case 0: case 1: return "I would unroll the loop by four and use AVX2.";  // no code: a decline
       case 2: {  // the parent unchanged: a duplicate
         const std::string heading = "## Current version (the parent)\n```cpp\n";
