@@ -254,6 +254,8 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
                                 {"duplicates", summary.duplicates},
                                 {"same_code", summary.same_code},
                                 {"profiles", summary.profiles},
+                                {"hidden_checks", summary.hidden_checks},
+                                {"hidden_failures", summary.hidden_failures},
                                 {"outcomes", summary.outcomes},
                                 {"best_node", summary.best_node ? nlohmann::json(*summary.best_node) : nlohmann::json()},
                                 {"best_speedup", summary.best_speedup},
@@ -275,6 +277,10 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
   }
   if (summary.profiles > 0) {
     out << fmt::format("{} candidates profiled (kestrel show NODE --profile)\n", summary.profiles);
+  }
+  if (summary.hidden_checks > 0) {
+    out << fmt::format("{} candidates checked on hidden shapes, {} of them wrong there (run events 'hidden_shape')\n",
+                       summary.hidden_checks, summary.hidden_failures);
   }
   if (summary.best_node) {
     out << fmt::format("best: node {} at {} (kestrel show {}; kestrel export {})\n", *summary.best_node,

@@ -63,6 +63,11 @@ struct Task {
   std::vector<ArgSpec> args;
   std::vector<Shape> shapes;        // timed and checked
   std::vector<Shape> check_shapes;  // checked only
+  // Hidden shapes (EVALUATION.md): the sizes a dim may take, inclusive.
+  // Before a result counts as confirmed, it is also checked on shapes drawn
+  // from these ranges (core/hidden_shapes.h) with a fresh input seed, never
+  // shown in a prompt. A dim without a range keeps its first timed size.
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> shape_ranges;
   Tolerance tolerance;
   std::string flops;  // expression over dims; empty when absent
   std::string bytes;  // expression over dims; empty when absent

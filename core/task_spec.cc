@@ -99,7 +99,8 @@ class SpecParser {
   bool ParseRoot(const Json& root, const std::string& folder_name, Task& task) {
     if (!root.is_object()) return Bad("", "expected a JSON object at the top level, got " + Describe(root));
     if (!CheckKeys(root, "", {"name", "description", "language", "entry", "args", "shapes", "check_shapes",
-                              "tolerance", "flops", "bytes", "reference", "seeds", "baseline", "baseline_libs"})) {
+                              "shape_ranges", "tolerance", "flops", "bytes", "reference", "seeds", "baseline",
+                              "baseline_libs"})) {
       return false;
     }
     if (!GetString(root, "", "name", task.name)) return false;
@@ -129,6 +130,7 @@ class SpecParser {
     }
     if (!ParseShapes(root, "shapes", /*required=*/true, dims, task.shapes)) return false;
     if (!ParseShapes(root, "check_shapes", /*required=*/false, dims, task.check_shapes)) return false;
+    if (!ParseShapeRanges(root, dims, task.shape_ranges)) return false;
     if (!ParseTolerance(root, task.tolerance)) return false;
     if (!ParseExpr(root, "flops", dims, task.flops)) return false;
     if (!ParseExpr(root, "bytes", dims, task.bytes)) return false;
@@ -307,6 +309,33 @@ class SpecParser {
         if (!shape.contains(dim)) return Bad(Join(field, dim), "missing; expected a positive integer");
       }
       out.push_back(std::move(shape));
+    }
+    return true;
+  }
+
+  // "shape_ranges": {"rows": [1, 4096], ...}: positive integers, lo <= hi.
+  bool ParseShapeRanges(const Json& root, const Shape& dims,
+                        std::map<std::string, std::pair<std::int64_t, std::int64_t>>& out) {
+    if (!root.contains("shape_ranges")) return true;
+    const Json& json = root["shape_ranges"];
+    if (!json.is_object()) return Bad("shape_ranges", "expected an object {dim: [lo, hi]}, got " + Describe(json));
+    std::string dim_list;
+    for (const auto& [dim, unused] : dims) dim_list += (dim_list.empty() ? "" : " ") + dim;
+    for (const auto& [dim, range] : json.items()) {
+      const std::string field = Join("shape_ranges", dim);
+      if (!dims.contains(dim)) {
+        return Bad(field, "unknown dim (the task's dims: " + (dim_list.empty() ? "none" : dim_list) + ")");
+      }
+      const auto in_range = [](const Json& value) {
+        return IsPositiveInteger(value) && !(value.is_number_unsigned() &&
+                                             value.get<std::uint64_t>() >
+                                                 static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+      };
+      if (!range.is_array() || range.size() != 2 || !in_range(range[0]) || !in_range(range[1]) ||
+          range[0].get<std::int64_t>() > range[1].get<std::int64_t>()) {
+        return Bad(field, "expected [lo, hi], two positive integers with lo <= hi, got " + range.dump());
+      }
+      out[dim] = {range[0].get<std::int64_t>(), range[1].get<std::int64_t>()};
     }
     return true;
   }

@@ -74,6 +74,11 @@ class CpuEvaluator final : public Evaluator {
   // timed into profile.costs. What this machine lacks is added to
   // profile.unavailable. Never throws.
   void AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile);
+  // cpu_hidden_shapes.cc: the reference and then the candidate in outputs
+  // jobs on the drawn shapes (one input set of the check's own seed), the
+  // candidate's outputs judged like any check.
+  HiddenShapeCheck CheckHiddenShapes(const Candidate& candidate, const BuildResult& build,
+                                     std::uint64_t seed) override;
 
  private:
   // The position of a timed shape on the roofline; nullopt when the task

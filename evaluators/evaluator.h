@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,15 @@ struct BuildResult {
   std::string code_hash;
 };
 
+// A hidden-shape check (core/hidden_shapes.h): the candidate's outputs on
+// shapes drawn from the task's shape_ranges, against the reference's on the
+// same shapes and fresh inputs.
+struct HiddenShapeCheck {
+  std::vector<Shape> shapes;           // what was checked; empty: nothing was
+  std::optional<Measurement> failure;  // the verdict when it failed: `wrong` ("hidden shape: ..."), or `rejected`
+  std::string note;                    // why nothing was checked, when the task has ranges
+};
+
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
@@ -46,7 +56,9 @@ class Evaluator {
   // Verifies and times a built candidate. A failed build passed in gives a
   // build_failed Measurement carrying the build log.
   virtual Measurement Measure(const Candidate& candidate, const BuildResult& build) = 0;
-  // Build then Measure: what `kestrel eval` does.
+  // Build, Measure, and for a measured result CheckHiddenShapes (its seed
+  // drawn from the candidate's identity): what `kestrel eval` does, the
+  // checks a search makes before it confirms a result.
   Measurement Evaluate(const Candidate& candidate);
   // What goes into a candidate's identity besides source and knobs.
   virtual std::string Toolchain() const = 0;
@@ -78,7 +90,22 @@ class Evaluator {
     (void)candidate, (void)build, (void)measurement;
     return Fail(Error::NotFound("this evaluator cannot profile"));
   }
+  // Checks a built candidate on the task's hidden shapes drawn by `seed`
+  // (HiddenShapeSeed). The messages name the shapes "hidden shape 1", ...,
+  // never their sizes (the failure may reach a fix prompt); the sizes are
+  // in the result's `shapes`. Default: nothing checked (the evaluator cannot,
+  // e.g. a user's command harness).
+  virtual HiddenShapeCheck CheckHiddenShapes(const Candidate& candidate, const BuildResult& build,
+                                             std::uint64_t seed) {
+    (void)candidate, (void)build, (void)seed;
+    return {{}, std::nullopt, "this evaluator cannot check hidden shapes"};
+  }
 };
+
+// A measured result after its hidden-shape check: unchanged when the check
+// passed or checked nothing, else the check's verdict, keeping the timings
+// on the task's own shapes (and their log, after the verdict's).
+Measurement WithHiddenShapeVerdict(Measurement measured, const HiddenShapeCheck& check);
 
 // What every evaluator's Measure does around its own work: runs `measure`,
 // turns an exception into a `rejected` "evaluator error: ..." Measurement

@@ -125,8 +125,10 @@ struct MeasurementRecord {
   std::int64_t host_id = 0;
   Measurement measurement;  // with raw samples per shape
   std::int64_t created_at = 0;
-  // "search" (the evaluation that judged the node) or "confirm" (a
-  // re-measurement of a confirmation round; Store::RecordConfirmation).
+  // "search" (the evaluation that judged the node), "confirm" (a
+  // re-measurement of a confirmation round; Store::RecordConfirmation),
+  // "same_code" (a copy of its twin's) or "hidden_shape" (a later check on
+  // hidden shapes that the node failed; core/hidden_shapes.h).
   std::string purpose = "search";
 };
 

@@ -117,9 +117,11 @@ class Store {
   // One transaction: the measurement with its per-shape samples, and the
   // node's status, reason, log and (when measured) speedup; a non-measured
   // outcome keeps the node's last measured speedup. NotFound for an unknown
-  // node, run or host (run_id / host_id 0 mean none).
+  // node, run or host (run_id / host_id 0 mean none). `purpose`: 'search'
+  // (the evaluation that judged the node), or 'hidden_shape' (a later check
+  // on hidden shapes that the node failed: it counts for no budget).
   Result<std::int64_t> RecordMeasurement(std::int64_t node_id, std::int64_t run_id, std::int64_t host_id,
-                                         const Measurement& measurement);
+                                         const Measurement& measurement, const std::string& purpose = "search");
   // One transaction: the re-measurements of a confirmation round (stored
   // with purpose 'confirm': they count for no evaluation budget) and the
   // confirmation rows (none: re-measurements without a verdict), taken by

@@ -267,12 +267,12 @@ Status UpdateNodeResult(Store::Impl& impl, std::string_view kOp, std::int64_t no
 }  // namespace store
 
 Result<std::int64_t> Store::RecordMeasurement(std::int64_t node_id, std::int64_t run_id, std::int64_t host_id,
-                                              const Measurement& measurement) {
+                                              const Measurement& measurement, const std::string& purpose) {
   constexpr std::string_view kOp = "RecordMeasurement";
   const std::int64_t now = NowMillis();
   auto transaction = impl_->BeginWrite(kOp);
   if (!transaction) return Fail(transaction.error());
-  auto id = store::InsertMeasurement(*impl_, kOp, node_id, run_id, host_id, measurement, "search", now);
+  auto id = store::InsertMeasurement(*impl_, kOp, node_id, run_id, host_id, measurement, purpose, now);
   if (!id) return Fail(id.error());
   if (auto done = store::UpdateNodeResult(*impl_, kOp, node_id, measurement, now); !done) return Fail(done.error());
   if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
@@ -533,6 +533,7 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
       JOIN graphs g ON g.id = n.graph_id
       JOIN tasks t ON t.id = g.task_id
       WHERE m.outcome = 'measured' AND m.purpose <> 'same_code'
+        AND n.status = 'measured'  -- not a node a later check found wrong (hidden shapes)
         AND (?1 IS NULL OR t.name = ?1)
         AND (?2 IS NULL OR m.run_id = ?2)
         AND (?3 IS NULL OR m.host_id IN (SELECT id FROM hosts WHERE name = ?3))),

@@ -130,7 +130,9 @@ Result<RunSummary> Engine::Impl::Run() {
                                                              {"evaluations", summary_.evaluations},
                                                              {"duplicates", summary_.duplicates},
                                                              {"same_code", summary_.same_code},
-                                                             {"profiles", summary_.profiles}}));
+                                                             {"profiles", summary_.profiles},
+                                                             {"hidden_checks", summary_.hidden_checks},
+                                                             {"hidden_failures", summary_.hidden_failures}}));
   if (auto finished = store_.FinishRun(options_.run_id, status, reason); !finished) {
     return Fail(finished.error());
   }
@@ -179,6 +181,11 @@ Engine::Impl::Event Engine::Impl::MeasureStage(const Job& job) {
   } catch (const std::exception& error) {
     result.measurement.outcome = Outcome::kRejected;
     result.measurement.reason = std::string("evaluator error: ") + error.what();
+    if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
+  }
+  try {
+    CheckHiddenShapes(result);
+  } catch (const std::exception& error) {
     if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
   }
   try {

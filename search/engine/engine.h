@@ -75,6 +75,9 @@ struct RunSummary {
   // not timed (the evaluations the same_code edge saved), not in `evaluations`.
   std::int64_t same_code = 0;
   std::int64_t profiles = 0;  // profiles this run took and stored (engine_profile.cc)
+  // Hidden-shape checks this session ran, and how many a result failed (engine_hidden.cc).
+  std::int64_t hidden_checks = 0;
+  std::int64_t hidden_failures = 0;
   std::map<std::string, std::int64_t> outcomes;
   std::optional<NodeId> best_node;  // best measured node of the graph
   double best_speedup = 0.0;

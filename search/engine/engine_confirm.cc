@@ -107,29 +107,43 @@ void Engine::Impl::FinalConfirmation() {
   std::set<NodeId> unstable;
   std::map<NodeId, double> all_medians;
   for (int pass = 0; pass < kMaxPasses; ++pass) {
-    std::vector<Job> jobs;
+    // The top candidates not yet judged, built and checked on hidden shapes
+    // (engine_hidden.cc); a failure there takes its place in the top, so the
+    // next candidate is taken in the same pass.
+    std::vector<Job> built;
+    for (bool refill = true; refill;) {
+      std::vector<Job> jobs;
+      {
+        std::lock_guard lock(mutex_);
+        if (config_.confirm.top <= 0 || config_.confirm.rounds <= 0) return;
+        if (stop_reason_ && (stop_reason_->kind == StopKind::kSignal || stop_reason_->kind == StopKind::kError)) return;
+        if (summary_.evaluations == 0) return;  // nothing new since the last confirmation
+        // Same-code copies are not re-measured: their code is their twin's, timed as itself.
+        std::vector<NodeId> top = BestTimedLocked(static_cast<std::size_t>(config_.confirm.top) + unstable.size());
+        if (pass == 0 && incumbent_ != 0 && std::find(top.begin(), top.end(), incumbent_) == top.end()) {
+          top.push_back(incumbent_);
+        }
+        for (const NodeId node : top) {
+          if (done.insert(node).second) jobs.push_back(JobFor(node));
+        }
+      }
+      std::vector<Job> fresh;
+      for (Job& job : jobs) {
+        job.build = evaluator_.Build(job.candidate);
+        if (job.build.ok) fresh.push_back(std::move(job));
+      }
+      const std::size_t before = fresh.size();
+      CheckHiddenShapesOfTop(fresh);
+      refill = fresh.size() < before;
+      for (Job& job : fresh) built.push_back(std::move(job));
+    }
     {
       std::lock_guard lock(mutex_);
-      if (config_.confirm.top <= 0 || config_.confirm.rounds <= 0) return;
-      if (stop_reason_ && (stop_reason_->kind == StopKind::kSignal || stop_reason_->kind == StopKind::kError)) return;
-      if (summary_.evaluations == 0) return;  // nothing new since the last confirmation
-      // Same-code copies are not re-measured: their code is their twin's, timed as itself.
-      std::vector<NodeId> top = BestTimedLocked(static_cast<std::size_t>(config_.confirm.top) + unstable.size());
-      if (pass == 0 && incumbent_ != 0 && std::find(top.begin(), top.end(), incumbent_) == top.end()) {
-        top.push_back(incumbent_);
-      }
-      for (const NodeId node : top) {
-        if (done.insert(node).second) jobs.push_back(JobFor(node));
-      }
+      if (stop_reason_ && stop_reason_->kind == StopKind::kError) return;
     }
-    if (jobs.empty()) break;
+    if (built.empty()) break;
     progress_.Event(fmt::format("kestrel: confirming {} {} ({} re-measurements each)", pass == 0 ? "the top" : "another",
-                                jobs.size(), config_.confirm.rounds));
-    std::vector<Job> built;
-    for (Job& job : jobs) {
-      job.build = evaluator_.Build(job.candidate);
-      if (job.build.ok) built.push_back(std::move(job));
-    }
+                                built.size(), config_.confirm.rounds));
     std::vector<std::pair<NodeId, Measurement>> measurements;
     for (int round = 0; round < config_.confirm.rounds; ++round) {
       for (const Job& job : built) {

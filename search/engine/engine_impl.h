@@ -100,6 +100,8 @@ struct Measured {
   // The node's profile when it challenged the best (engine_profile.cc); the
   // record stage stores it.
   std::optional<Profile> profile;
+  // The `hidden_shape` run event of its check (engine_hidden.cc); "": none.
+  std::string hidden_event;
   // A broken invariant met in a stage other than record (its message): the
   // run stops with it (StopKind::kError).
   std::string fatal;
@@ -230,6 +232,17 @@ class Engine::Impl {
   // Measure stage: when the result beat the incumbent, re-measures it and the
   // incumbent `confirm.rounds` times each, interleaved, into the message.
   void Confirm(engine::Measured& message);
+  // engine_hidden.cc. Measure stage: a measured result that would challenge
+  // the incumbent (or is the first) is checked on hidden shapes first; a
+  // failure replaces its measurement (`wrong`, "hidden shape: ..."), so that
+  // it is never confirmed. The check's run event travels in the message.
+  void CheckHiddenShapes(engine::Measured& message);
+  // Final confirmation: the nodes of `jobs` not checked by this session are
+  // checked; the ones that fail are recorded `wrong` (a measurement of
+  // purpose 'hidden_shape') and dropped from `jobs`.
+  void CheckHiddenShapesOfTop(std::vector<Job>& jobs);
+  // One check of a built node, with its run event's detail; counted in the summary.
+  std::pair<HiddenShapeCheck, std::string> RunHiddenCheck(const Job& job);
   // Record stage: the verdict of a confirmation round, into `round` and
   // `events` (stored with the result); true when the node is the new best. Locked.
   bool JudgeLocked(const engine::Measured& message, engine::ConfirmationRound& round,
@@ -268,6 +281,7 @@ class Engine::Impl {
   std::deque<std::string> recent_failures_;     // newest last, a few
   std::set<NodeId> profiled_;   // nodes known to have a profile on this host
   std::set<NodeId> profiling_;  // nodes a stage is profiling now
+  std::set<NodeId> hidden_checked_;  // nodes this session checked on hidden shapes
   // Expansions in a row of a parent that were duplicates; at the limit the
   // parent is exhausted (a model that only repeats known kernels for it).
   static constexpr int kDuplicateStreakLimit = 3;

@@ -187,6 +187,7 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) 
   const std::int64_t since_best_before = since_best_;
   engine::ConfirmationRound round;
   ChangeNotes notes;
+  if (!message.hidden_event.empty()) notes.events.emplace_back("hidden_shape", message.hidden_event);
   const bool new_best = measured && JudgeLocked(message, round, notes.events);
   since_best_ = new_best ? 0 : since_best_ + 1;
   const std::size_t fixes_before = fixes_.size();

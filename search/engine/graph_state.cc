@@ -220,6 +220,16 @@ Status GraphState::SetResult(NodeId node, const Measurement& measurement, const 
   return {};
 }
 
+Status GraphState::SetHiddenShapeFailure(NodeId node, const Measurement& failure, ChangeNotes notes) {
+  const auto writes = [&]() -> Status {
+    auto id = store_.RecordMeasurement(node, run_id_, host_id_, failure, "hidden_shape");
+    return id ? Status{} : Fail(id.error());
+  };
+  if (auto written = Write(writes, notes, std::nullopt); !written) return written;
+  graph_.SetResult(node, StatusOf(failure.outcome), std::nullopt);
+  return {};
+}
+
 Result<std::map<NodeId, double>> GraphState::AddRound(const ConfirmationRound& round, ChangeNotes notes) {
   std::map<NodeId, double> medians;
   const auto writes = [&]() -> Status {

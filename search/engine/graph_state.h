@@ -116,6 +116,9 @@ class GraphState {
   // The node's evaluation, with the confirmation round it led to; each
   // re-measured node's speedup becomes the median the store returns.
   Status SetResult(NodeId node, const Measurement& measurement, const ConfirmationRound& round, ChangeNotes notes);
+  // A measured node that failed a later check on hidden shapes: `failure`
+  // stored with purpose 'hidden_shape', the node `wrong` (or `rejected`).
+  Status SetHiddenShapeFailure(NodeId node, const Measurement& failure, ChangeNotes notes);
   // A confirmation round alone (the end of a run). Returns node -> new median.
   Result<std::map<NodeId, double>> AddRound(const ConfirmationRound& round, ChangeNotes notes);
 

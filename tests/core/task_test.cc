@@ -2,6 +2,7 @@
 // broken task.json per validation rule (the error must name the file and the
 // field).
 
+#include "core/hidden_shapes.h"
 #include "core/task.h"
 
 #include <doctest.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -107,6 +109,8 @@ TEST_SUITE("task") {
     REQUIRE_MESSAGE(task.has_value(), task.error().message());
     Json example = Json::parse(kContractExample);
     example.erase("baseline");  // no baseline.cpp yet
+    // The example plus the hidden-shape ranges (issue 20), which it predates.
+    example["shape_ranges"] = Json::parse(R"({"rows": [1, 2048], "cols": [1, 16384]})");
     CHECK(Json::parse(task->spec_text) == example);
     CHECK(task->spec_text == testing::ReadFile(testing::TasksDir() / "softmax" / "task.json"));
 
@@ -236,6 +240,49 @@ TEST_SUITE("task") {
     CHECK(ToString(ArgRole::kDim) == "dim");
     CHECK(ToString(ArgRole::kScalar) == "scalar");
     CHECK(ToString(Shape{}).empty());
+  }
+
+  TEST_CASE("hidden shapes: drawn within the ranges, never a shown shape, no larger than the largest timed one") {
+    TempDir temp;
+    Json spec = ValidSpec();
+    spec["shape_ranges"] = Json::parse(R"({"rows": [1, 4096], "cols": [7, 40000]})");
+    WriteTask(temp / "t", spec.dump());
+    auto task = LoadTask(temp / "t");
+    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    CHECK(task->shape_ranges.at("rows") == std::pair<std::int64_t, std::int64_t>{1, 4096});
+    std::uint64_t largest = 0;
+    for (const Shape& shape : task->shapes) largest = std::max(largest, BufferBytes(*task, shape));
+    CHECK(largest == 2048ull * 1024 * 4 * 2);
+    std::set<Shape> seen;
+    for (std::uint64_t salt = 0; salt < 200; ++salt) {
+      const std::uint64_t seed = HiddenShapeSeed(1, salt);
+      const std::vector<Shape> drawn = DrawHiddenShapes(*task, seed);
+      REQUIRE(drawn.size() == static_cast<std::size_t>(kHiddenShapeCount));
+      CHECK(drawn == DrawHiddenShapes(*task, seed));  // deterministic
+      CHECK(drawn[0] != drawn[1]);
+      for (const Shape& shape : drawn) {
+        CAPTURE(ToString(shape));
+        CHECK(shape.at("rows") >= 1);
+        CHECK(shape.at("rows") <= 4096);
+        CHECK(shape.at("cols") >= 7);
+        CHECK(shape.at("cols") <= 40000);
+        CHECK(std::find(task->shapes.begin(), task->shapes.end(), shape) == task->shapes.end());
+        CHECK(std::find(task->check_shapes.begin(), task->check_shapes.end(), shape) == task->check_shapes.end());
+        CHECK(BufferBytes(*task, shape) <= largest);
+        seen.insert(shape);
+      }
+    }
+    CHECK(seen.size() > 300);  // each node meets shapes of its own
+    // Small and large sizes alike (log-uniform): both ends of rows are met.
+    const auto small = std::count_if(seen.begin(), seen.end(), [](const Shape& s) { return s.at("rows") < 64; });
+    const auto large = std::count_if(seen.begin(), seen.end(), [](const Shape& s) { return s.at("rows") >= 512; });
+    CHECK(small > 50);
+    CHECK(large > 20);
+    // A dim without a range keeps its first timed size.
+    task->shape_ranges.erase("cols");
+    for (const Shape& shape : DrawHiddenShapes(*task, 3)) CHECK(shape.at("cols") == 1024);
+    task->shape_ranges.clear();
+    CHECK(DrawHiddenShapes(*task, 3).empty());
   }
 
   TEST_CASE("a task without flops or bytes has no formula") {
@@ -434,6 +481,21 @@ TEST_SUITE("task") {
     }
     SUBCASE("check_shapes not an array") {
       broken([](Json& s) { s["check_shapes"] = Json::object(); }, "check_shapes: expected an array", "an object");
+    }
+    SUBCASE("shape_ranges not an object") {
+      broken([](Json& s) { s["shape_ranges"] = Json::array(); }, "shape_ranges: expected an object", "got an array");
+    }
+    SUBCASE("shape_ranges of an unknown dim") {
+      broken([](Json& s) { s["shape_ranges"] = Json::parse(R"({"depth": [1, 4]})"); },
+             "shape_ranges.depth: unknown dim", "cols rows");
+    }
+    SUBCASE("shape_ranges with lo above hi") {
+      broken([](Json& s) { s["shape_ranges"] = Json::parse(R"({"rows": [9, 4]})"); },
+             "shape_ranges.rows: expected [lo, hi]", "[9,4]");
+    }
+    SUBCASE("shape_ranges with a zero") {
+      broken([](Json& s) { s["shape_ranges"] = Json::parse(R"({"rows": [0, 4]})"); },
+             "shape_ranges.rows: expected [lo, hi], two positive integers", "");
     }
     SUBCASE("tolerance missing") { broken([](Json& s) { s.erase("tolerance"); }, "tolerance: missing", "rtol"); }
     SUBCASE("tolerance negative") {

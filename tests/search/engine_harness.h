@@ -32,7 +32,7 @@ T Must(Result<T> result) {
 // A store file with the fake task, its graph and the fake host.
 class Harness {
  public:
-  Harness() : task_(MakeFakeTask()) {
+  explicit Harness(Task task = MakeFakeTask()) : task_(std::move(task)) {
     store_ = Must(Store::Open(dir_ / "kestrel.db"));
     task_id_ = Must(store_->UpsertTask(task_));
     graph_id_ = Must(store_->GraphForTask(task_id_, false));

@@ -129,6 +129,32 @@ class FakeEvaluator final : public Evaluator {
     return profile;
   }
   void EnableProfiles() { profiles_enabled_ = true; }
+
+  // Hidden shapes: after FailHiddenShapes(f), a check draws one shape
+  // {n: 77} and fails the candidates f names (`wrong`, "hidden shape: ...");
+  // every check is counted per identity, with the seed it was given.
+  HiddenShapeCheck CheckHiddenShapes(const Candidate& candidate, const BuildResult& build,
+                                     std::uint64_t seed) override {
+    (void)build;
+    if (!hidden_failure_) return {};
+    {
+      std::lock_guard lock(mutex_);
+      hidden_checks_[candidate.Identity()].push_back(seed);
+    }
+    HiddenShapeCheck check;
+    check.shapes = {{{"n", 77}}};
+    if (hidden_failure_(candidate.knobs)) {
+      check.failure = Measurement{};
+      check.failure->outcome = Outcome::kWrong;
+      check.failure->reason = "hidden shape: 1 of 1 input sets differ (hidden shape 1, input set 0)";
+    }
+    return check;
+  }
+  void FailHiddenShapes(std::function<bool(const KnobValues&)> fails) { hidden_failure_ = std::move(fails); }
+  std::map<std::string, std::vector<std::uint64_t>> HiddenChecksByIdentity() const {
+    std::lock_guard lock(mutex_);
+    return hidden_checks_;
+  }
   std::map<std::string, int> ProfilesByIdentity() const {
     std::lock_guard lock(mutex_);
     return profiled_;
@@ -170,6 +196,8 @@ class FakeEvaluator final : public Evaluator {
 
   SpeedupFunction speedup_;
   OutcomeFunction outcome_;
+  std::function<bool(const KnobValues&)> hidden_failure_;
+  std::map<std::string, std::vector<std::uint64_t>> hidden_checks_;
   bool profiles_enabled_ = false;
   std::map<std::string, int> profiled_;
   CodeHashFunction code_hash_;
