@@ -139,10 +139,66 @@ std::vector<ProfileSource> DetectProfileSources(const std::string& compiler) {
   return sources;
 }
 
+namespace {
+
+// Counts of one "LINE count count ..." line into `totals` (missing trailing
+// counts are zeros); false when a field is not a number.
+bool AddCounts(std::string_view line, const std::vector<std::string>& events, std::map<std::string, double>& totals) {
+  std::size_t column = 0;
+  while (!line.empty()) {
+    const std::size_t space = line.find(' ');
+    const std::string value(line.substr(0, space));
+    line = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+    char* stop = nullptr;
+    const double count = std::strtod(value.c_str(), &stop);
+    if (value.empty() || stop == nullptr || *stop != '\0' || !(count >= 0)) return false;
+    if (column > 0 && column <= events.size()) totals[events[column - 1]] += count;
+    ++column;
+  }
+  return true;
+}
+
+// What valgrind's own file always holds: lines that add up to its summary,
+// and no level of the cache missing more often than it is accessed. The
+// kernel runs in valgrind's process and may write the file itself (or keep
+// valgrind from writing it): a forgery that gets these wrong is refused.
+// One that gets them right is not caught here, which is why simulated counts
+// steer prompts and are never a verdict (docs/PROFILES.md).
+Status CheckCachegrindTotals(const std::map<std::string, double>& lines, const std::map<std::string, double>& summary) {
+  for (const auto& [event, total] : lines) {
+    const auto said = summary.find(event);
+    if (said == summary.end() || said->second != total) {
+      return Fail(Error::InvalidArgument(
+          "cachegrind output: its lines add up to " + std::to_string(static_cast<long long>(total)) + " " + event +
+          " but its summary says " +
+          (said == summary.end() ? std::string("nothing") : std::to_string(static_cast<long long>(said->second))) +
+          ": not valgrind's file (did the kernel write it?)"));
+    }
+  }
+  const auto get = [&](const char* event) {
+    const auto found = summary.find(event);
+    return found == summary.end() ? 0.0 : found->second;
+  };
+  const std::pair<const char*, const char*> nested[] = {{"I1mr", "Ir"},   {"ILmr", "I1mr"}, {"D1mr", "Dr"},
+                                                        {"DLmr", "D1mr"}, {"D1mw", "Dw"},   {"DLmw", "D1mw"}};
+  for (const auto& [misses, accesses] : nested) {
+    if (get(misses) > get(accesses)) {
+      return Fail(Error::InvalidArgument(std::string("cachegrind output: more ") + misses + " than " + accesses +
+                                         ": not valgrind's file (did the kernel write it?)"));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<std::map<std::string, double>> ParseCachegrind(std::string_view text, const std::set<std::string>& functions) {
   std::vector<std::string> events;
-  std::map<std::string, double> totals;
-  bool counting = false;  // inside an fn= block of one of `functions`
+  std::map<std::string, double> totals;   // the kernel's functions
+  std::map<std::string, double> all;      // every line
+  std::map<std::string, double> summary;  // the summary: line
+  bool counting = false;                  // inside an fn= block of one of `functions`
+  bool summarized = false;
   int number = 0;
   while (!text.empty()) {
     const std::size_t end = text.find('\n');
@@ -157,34 +213,29 @@ Result<std::map<std::string, double>> ParseCachegrind(std::string_view text, con
         if (space != 0) events.emplace_back(names.substr(0, space));
         names = space == std::string_view::npos ? std::string_view() : names.substr(space + 1);
       }
-      for (const auto& event : events) totals[event] = 0;
+      for (const auto& event : events) totals[event] = all[event] = 0;
+    } else if (line.substr(0, 9) == "summary: ") {
+      if (summarized || events.empty() || !AddCounts("0 " + std::string(line.substr(9)), events, summary)) {
+        return Fail(Error::InvalidArgument("cachegrind output line " + std::to_string(number) + ": a bad summary"));
+      }
+      summarized = true;
     } else if (line.substr(0, 3) == "fn=") {
       counting = functions.count(std::string(line.substr(3))) > 0;
     } else if (line.substr(0, 3) == "fl=" || line.find(':') != std::string_view::npos) {
-      continue;  // a file, or desc:/cmd:/summary: lines
-    } else if (counting) {
+      continue;  // a file, or desc:/cmd: lines
+    } else {
       if (events.empty()) {
         return Fail(Error::InvalidArgument("cachegrind output line " + std::to_string(number) + ": counts before events:"));
       }
-      // "LINE count count ...": missing trailing counts are zeros.
-      std::size_t column = 0;
-      std::string_view rest = line;
-      while (!rest.empty()) {
-        const std::size_t space = rest.find(' ');
-        const std::string value(rest.substr(0, space));
-        rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
-        char* stop = nullptr;
-        const double count = std::strtod(value.c_str(), &stop);
-        if (value.empty() || stop == nullptr || *stop != '\0') {
-          return Fail(Error::InvalidArgument("cachegrind output line " + std::to_string(number) + ": not a count: " +
-                                             value));
-        }
-        if (column > 0 && column <= events.size()) totals[events[column - 1]] += count;
-        ++column;
+      if (!AddCounts(line, events, all) || (counting && !AddCounts(line, events, totals))) {
+        return Fail(Error::InvalidArgument("cachegrind output line " + std::to_string(number) + ": not a count: " +
+                                           std::string(line.substr(0, 80))));
       }
     }
   }
   if (events.empty()) return Fail(Error::InvalidArgument("cachegrind output: no events: line"));
+  if (!summarized) return Fail(Error::InvalidArgument("cachegrind output: no summary: line (valgrind always writes one)"));
+  if (auto checked = CheckCachegrindTotals(all, summary); !checked) return Fail(checked.error());
   return totals;
 }
 

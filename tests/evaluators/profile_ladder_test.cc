@@ -218,5 +218,26 @@ TEST_CASE("each compiler's remarks: GCC's -fopt-info and, where clang is install
   CHECK(failed.error().message().find("g++ with -fopt-info-vec-optimized") != std::string::npos);
 }
 
+TEST_CASE("a kernel that writes its own cachegrind.out does not get its counts into the profile") {
+  REQUIRE_MESSAGE(CachegrindValgrind(), "valgrind is not installed (scripts/setup installs it)");
+  CpuEvaluator& evaluator = Evaluator(testing::MakeScaleTask());
+  Candidate candidate = testing::MakeCandidate(evaluator, "scale_forges_cachegrind");
+  candidate.flags = {"-O2"};  // no AVX-512, which valgrind cannot run
+  const BuildResult build = evaluator.Build(candidate);
+  REQUIRE_MESSAGE(build.ok, build.log);
+  Profile profile;
+  evaluator.AddProfileSources(candidate, build, profile);
+  const std::string digest = ProfileDigest(profile);
+  INFO(digest);
+  if (profile.counters) {
+    // Valgrind wrote over the forgery: its counts are the kernel's real ones
+    // (the forgery claims 2 instructions in all, far under one per element).
+    REQUIRE(profile.counters->instructions);
+    CHECK(*profile.counters->instructions > 0.1);
+  } else {
+    CHECK(digest.find("not valgrind's file") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace kestrel

@@ -213,6 +213,34 @@ TEST_CASE("a file that is not cachegrind's is refused with the line") {
   CHECK(bad.error().message().find("line 3") != std::string::npos);
 }
 
+TEST_CASE("a forged cachegrind file is refused: no summary, one that does not add up, or more misses than accesses") {
+  // The kernel runs in valgrind's process and can write the file itself.
+  REQUIRE(ParseCachegrind(kCachegrind, {"f"}));  // valgrind's own adds up
+  std::string text = kCachegrind;
+  const std::string summary = "summary: 115000 57 47 33000 1410 910 12500 1305 255\n";
+  const std::size_t at = text.find(summary);
+  REQUIRE(at != std::string::npos);
+
+  auto none = ParseCachegrind(text.substr(0, at), {"f"});
+  REQUIRE(!none);
+  CHECK(none.error().message().find("no summary") != std::string::npos);
+
+  // The kernel's function made cheaper, the summary left as it was.
+  std::string cheaper = text;
+  cheaper.replace(cheaper.find("0 8000 2 2 2000"), 15, "0 80 2 2 2000  ");
+  auto unbalanced = ParseCachegrind(cheaper, {"_Z9transposePKfPfl"});
+  REQUIRE(!unbalanced);
+  CHECK(unbalanced.error().message().find("add up to 107080 Ir but its summary says 115000") != std::string::npos);
+
+  // Lines and summary made to agree, but a level missing more than it is accessed.
+  std::string impossible = text;
+  impossible.replace(impossible.find("0 100000 50 40 30000 900 800 "), 29, "0 100000 50 40 30000 900 8000 ");
+  impossible.replace(impossible.find(summary), summary.size(), "summary: 115000 57 47 33000 1410 8110 12500 1305 255\n");
+  auto nested = ParseCachegrind(impossible, {"f"});
+  REQUIRE(!nested);
+  CHECK(nested.error().message().find("more DLmr than D1mr") != std::string::npos);
+}
+
 TEST_CASE("the PMU's detection says why it cannot be read, and doctor lists every source") {
   const std::string pmu = PmuUnavailableReason();
   if (!pmu.empty()) {
