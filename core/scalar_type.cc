@@ -24,6 +24,8 @@ std::string_view CppType(ScalarType type) {
     case ScalarType::kU8: return "uint8_t";
     case ScalarType::kI32: return "int32_t";
     case ScalarType::kI64: return "int64_t";
+    case ScalarType::kF16: return "_Float16";
+    case ScalarType::kBF16: return "uint16_t";
   }
   return "?";
 }
@@ -36,10 +38,14 @@ std::size_t SizeOf(ScalarType type) {
     case ScalarType::kU8: return 1;
     case ScalarType::kI32: return 4;
     case ScalarType::kI64: return 8;
+    case ScalarType::kF16:
+    case ScalarType::kBF16: return 2;
   }
   return 0;
 }
 
-bool IsFloating(ScalarType type) { return type == ScalarType::kF32 || type == ScalarType::kF64; }
+bool IsFloating(ScalarType type) {
+  return type == ScalarType::kF32 || type == ScalarType::kF64 || type == ScalarType::kF16 || type == ScalarType::kBF16;
+}
 
 }  // namespace kestrel

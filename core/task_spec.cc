@@ -206,6 +206,10 @@ class SpecParser {
       if (!ParseInit(json["init"], Join(field, "init"), arg)) return false;
     }
     if (arg.role == ArgRole::kScalar) {
+      if (arg.type == ScalarType::kF16 || arg.type == ScalarType::kBF16) {
+        return Bad(Join(field, "type"), "a scalar of " + std::string(ToString(arg.type)) +
+                                            " is not supported (16-bit floats are for buffers); pass an f32");
+      }
       if (!GetNumber(json, field, "value", arg.value)) return false;
       if (!IsFloating(arg.type)) {
         const auto [lo, hi] = IntegerRange(arg.type);

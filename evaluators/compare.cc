@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "core/half_float.h"
+
 namespace kestrel {
 namespace {
 
@@ -31,6 +33,8 @@ double ElementAt(ScalarType type, const std::byte* data, std::int64_t i) {
     case ScalarType::kU8: return load(std::uint8_t{});
     case ScalarType::kI32: return load(std::int32_t{});
     case ScalarType::kI64: return load(std::int64_t{});
+    case ScalarType::kF16: return FromF16Bits(static_cast<std::uint16_t>(load(std::uint16_t{})));
+    case ScalarType::kBF16: return FromBf16Bits(static_cast<std::uint16_t>(load(std::uint16_t{})));
   }
   return 0.0;
 }

@@ -88,6 +88,9 @@ void PoisonOutputs(const JobShape& shape, std::byte* base, const Placement& plac
       Fill<std::uint32_t>(data, arg.count, 0x7FC01234u + static_cast<std::uint32_t>(variant));
     } else if (arg.type == ScalarType::kF64) {
       Fill<std::uint64_t>(data, arg.count, 0x7FF8000000001234ULL + static_cast<std::uint64_t>(variant));
+    } else if (arg.type == ScalarType::kF16 || arg.type == ScalarType::kBF16) {
+      Fill<std::uint16_t>(data, arg.count,
+                          static_cast<std::uint16_t>((arg.type == ScalarType::kF16 ? 0x7E12u : 0x7FC1u) + variant));
     } else {
       std::memset(data, variant == 0 ? 0xA5 : 0x5A, ArgBytes(arg));
     }

@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/half_float.h"
+
 namespace kestrel::runner {
 namespace {
 
@@ -67,6 +69,12 @@ void StoreAs(ScalarType type, double value, std::byte* out, std::int64_t i) {
     case ScalarType::kU8: return Store<std::uint8_t>(value, out, i);
     case ScalarType::kI32: return Store<std::int32_t>(value, out, i);
     case ScalarType::kI64: return Store<std::int64_t>(value, out, i);
+    case ScalarType::kF16:
+    case ScalarType::kBF16: {
+      const std::uint16_t bits = type == ScalarType::kF16 ? ToF16Bits(value) : ToBf16Bits(value);
+      std::memcpy(out + 2 * i, &bits, 2);
+      return;
+    }
   }
 }
 
@@ -178,6 +186,9 @@ void ArgSet::PoisonOutputs(int variant) {
     } else if (arg.type == ScalarType::kF64) {
       const std::uint64_t bits = 0x7FF8000000001234ULL + static_cast<std::uint64_t>(variant);
       for (std::int64_t i = 0; i < arg.count; ++i) std::memcpy(data + 8 * i, &bits, 8);
+    } else if (arg.type == ScalarType::kF16 || arg.type == ScalarType::kBF16) {
+      const std::uint16_t bits = static_cast<std::uint16_t>((arg.type == ScalarType::kF16 ? 0x7E12u : 0x7FC1u) + variant);
+      for (std::int64_t i = 0; i < arg.count; ++i) std::memcpy(data + 2 * i, &bits, 2);
     } else {
       std::memset(data, variant == 0 ? 0xA5 : 0x5A, buffers_[a].bytes);
     }
