@@ -20,6 +20,7 @@ table.facts th { width: 110px; }
 tr.total td { font-weight: 600; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px; }
 svg.chart { width: 100%; height: auto; background: #fff; }
+.charts.single { grid-template-columns: minmax(420px, 760px); }
 svg.chart .frame { fill: none; stroke: #9e9e9e; } svg.chart .grid { stroke: #eeeeee; }
 svg.chart .tick { font-size: 10px; fill: #616161; } svg.chart .axis { font-size: 11px; fill: #424242; }
 svg.chart .best { fill: none; stroke: #2e7d32; stroke-width: 2; }

@@ -143,7 +143,7 @@ std::string ReportHtml(const ReportModel& model, const PageOptions& options) {
           ProgressByEvaluationSvg(model) + ProgressByTimeSvg(model) + OutcomesOverTimeSvg(model) + "</div></section>";
   html += "<section id=\"roofline\"><h2>Roofline</h2><p class=\"muted\">The host's measured ceilings (compute peak, "
           "bandwidth of each memory level) and every measured node at its arithmetic intensity and throughput "
-          "(geometric means over the timed shapes).</p><div class=\"charts\">" +
+          "(geometric means over the timed shapes).</p><div class=\"charts single\">" +
           RooflineSvg(model) + "</div></section>";
   html += "<section id=\"graph\"><h2>Search graph</h2><p class=\"muted\">Green: measured (darker: faster); border: "
           "outcome; dashed red: fix; dotted: duplicate or same code. Click a node for its page.</p>" +

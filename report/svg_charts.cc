@@ -203,12 +203,12 @@ std::string OutcomesOverTimeSvg(const ReportModel& model) {
       below += count;
     }
   }
-  // The legend: each outcome's colour.
-  double lx = kLeft + 8;
+  // The legend, above the frame: each outcome's colour.
+  double lx = kLeft;
   for (Outcome outcome : kOutcomes) {
     svg += fmt::format("<rect x=\"{:.0f}\" y=\"{}\" width=\"9\" height=\"9\" fill=\"{}\"/><text class=\"tick\" x=\"{:.0f}\" "
                        "y=\"{}\">{}</text>",
-                       lx, kTop + 6, OutcomeColour(ToString(outcome)), lx + 12, kTop + 14, ToString(outcome));
+                       lx, kTop - 12, OutcomeColour(ToString(outcome)), lx + 12, kTop - 4, ToString(outcome));
     lx += 14 + 7.0 * static_cast<double>(ToString(outcome).size());
   }
   return svg + "</svg>";
@@ -225,16 +225,27 @@ std::string RooflineSvg(const ReportModel& model) {
   }
   const Axis x{i_lo, i_hi, true, kLeft, kWidth - kRight}, y{g_lo, g_hi, true, kHeight - kBottom, kTop};
   std::string svg = Open(label) + Frame(x, y, "arithmetic intensity (FLOP/byte)", "GFLOP/s");
-  const std::array<std::pair<const char*, double>, 4> levels = {
-      {{"DRAM", c.dram_gbps}, {"L3", c.l3_gbps}, {"L2", c.l2_gbps}, {"L1", c.l1_gbps}}};
-  for (const auto& [name, gbps] : levels) {
-    if (gbps <= 0) continue;
-    const double knee = c.peak_gflops / gbps;  // where this bandwidth meets the compute peak
-    const double start = std::max(i_lo, g_lo / gbps);
-    svg += fmt::format("<path class=\"ceiling\" d=\"M{:.1f},{:.1f} L{:.1f},{:.1f} L{:.1f},{:.1f}\"><title>{} {:.1f} GB/s"
-                       "</title></path><text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\">{} {:.0f} GB/s</text>",
-                       x(start), y(start * gbps), x(knee), y(c.peak_gflops), x(i_hi), y(c.peak_gflops), name, gbps,
-                       x(start) + 4, y(start * gbps) - 4, name, gbps);
+  struct Level {
+    const char* name;
+    double gbps;
+    const char* dash;  // each level its own line, named in the legend
+  };
+  const std::array<Level, 4> levels = {
+      {{"DRAM", c.dram_gbps, "none"}, {"L3", c.l3_gbps, "7 3"}, {"L2", c.l2_gbps, "3 3"}, {"L1", c.l1_gbps, "1 3"}}};
+  double legend_y = kHeight - kBottom - 10 - 14 * 3;
+  for (const Level& level : levels) {
+    if (level.gbps <= 0) continue;
+    const double knee = c.peak_gflops / level.gbps;  // where this bandwidth meets the compute peak
+    const double start = std::max(i_lo, g_lo / level.gbps);
+    svg += fmt::format("<path class=\"ceiling\" stroke-dasharray=\"{}\" d=\"M{:.1f},{:.1f} L{:.1f},{:.1f} L{:.1f},{:.1f}\">"
+                       "<title>{} {:.1f} GB/s</title></path>",
+                       level.dash, x(start), y(start * level.gbps), x(knee), y(c.peak_gflops), x(i_hi),
+                       y(c.peak_gflops), level.name, level.gbps);
+    const double lx = kWidth - kRight - 120;
+    svg += fmt::format("<path class=\"ceiling\" stroke-dasharray=\"{}\" d=\"M{:.1f},{:.1f} h24\"/>"
+                       "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\">{} {:.0f} GB/s</text>",
+                       level.dash, lx, legend_y - 3, lx + 30, legend_y, level.name, level.gbps);
+    legend_y += 14;
   }
   svg += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">peak {:.1f} GFLOP/s</text>",
                      x(i_hi) - 4, y(c.peak_gflops) - 4, c.peak_gflops);
