@@ -3,23 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/text_lines.h"
 #include "report/html.h"
 
 namespace kestrel::report {
-namespace {
-
-std::vector<std::string_view> SplitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    lines.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
-  }
-  return lines;
-}
-
-}  // namespace
 
 LineDiff DiffLines(std::string_view before, std::string_view after, std::size_t max_cells) {
   const auto a = SplitLines(before);

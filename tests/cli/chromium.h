@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,22 +47,30 @@ inline std::vector<std::string> HeadlessArgs(const std::filesystem::path& browse
   return args;
 }
 
-// Runs chromium with `args` and returns its stdout (stderr dropped).
-inline std::string RunBrowser(std::vector<std::string> args) {
-  int out[2];
-  REQUIRE(pipe(out) == 0);
+// Starts chromium with `args`; `in_child` arranges the child's descriptors
+// before it execs (stdout and stderr go to /dev/null unless it moves them).
+inline pid_t StartBrowser(std::vector<std::string> args, const std::function<void()>& in_child) {
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
     const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
     dup2(null, STDERR_FILENO);
+    in_child();
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     execv(argv[0], argv.data());
     _exit(127);
   }
+  return pid;
+}
+
+// Runs chromium with `args` and returns its stdout (stderr dropped).
+inline std::string RunBrowser(std::vector<std::string> args) {
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t pid = StartBrowser(std::move(args), [&] { dup2(out[1], STDOUT_FILENO); });
   close(out[1]);
   std::string text;
   char buffer[65536];
@@ -112,21 +121,11 @@ class DevtoolsPipe {
     REQUIRE(pipe(from) == 0);
     auto args = HeadlessArgs(browser, profile);
     args.insert(args.end(), {"--remote-debugging-pipe", "about:blank"});
-    pid_ = fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      const int null = open("/dev/null", O_WRONLY);
-      dup2(null, STDOUT_FILENO);
-      dup2(null, STDERR_FILENO);
+    pid_ = StartBrowser(std::move(args), [&] {
       const int in = dup(to[0]), out = dup(from[1]);  // out of the way of 3 and 4
       dup2(in, 3);
       dup2(out, 4);
-      std::vector<char*> argv;
-      for (auto& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    });
     close(to[0]);
     close(from[1]);
     to_ = to[1];

@@ -24,19 +24,8 @@ namespace {
 
 using json = nlohmann::json;
 using testing::Exec;
+using testing::Searched;
 using testing::Workspace;
-
-// One finished run of 6 evaluations on the affine task.
-Workspace& Searched() {
-  static Workspace* workspace = [] {
-    auto* created = new Workspace();
-    const Exec run = created->Run({"run", "--task", "affine", "--max-evals", "6", "--min-time", "0.02", "--quiet"});
-    INFO(run.err);
-    REQUIRE(run.code == 0);
-    return created;
-  }();
-  return *workspace;
-}
 
 // Sends `request` as it is (no client normalizes it) and returns the status code of the reply.
 int RawStatus(int port, const std::string& request) {

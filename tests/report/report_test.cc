@@ -17,7 +17,7 @@ namespace kestrel {
 namespace {
 
 using testing::Exec;
-using testing::Workspace;
+using testing::Searched;
 
 int Count(const std::string& text, const std::string& part) {
   int count = 0;
@@ -25,18 +25,6 @@ int Count(const std::string& text, const std::string& part) {
   return count;
 }
 
-
-// One finished run of 6 evaluations on the affine task.
-Workspace& Searched() {
-  static Workspace* workspace = [] {
-    auto* created = new Workspace();
-    const Exec run = created->Run({"run", "--task", "affine", "--max-evals", "6", "--min-time", "0.02", "--quiet"});
-    INFO("stdout: " << run.out << "\nstderr: " << run.err);
-    REQUIRE(run.code == 0);
-    return created;
-  }();
-  return *workspace;
-}
 
 std::unique_ptr<Store> OpenStore(const std::filesystem::path& db, Store::Mode mode = Store::Mode::kReadOnly) {
   auto store = Store::Open(db, mode);
