@@ -119,13 +119,12 @@ std::string Summary(const ReportModel& model) {
                      Timestamp(model.generated_at));
 }
 
-}  // namespace
-
-std::string ReportHtml(const ReportModel& model, const PageOptions& options) {
+// <!DOCTYPE ...> up to the opening <body>, with the live script when asked.
+std::string Head(const std::string& title, const PageOptions& options) {
   const bool live = !options.version_url.empty();
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                     "<title>Kestrel report: " + Escape(model.task_name) + "</title><style>" + kPageCss + "</style>";
+                     "<title>" + Escape(title) + "</title><style>" + kPageCss + "</style>";
   if (live) {
     html += "<meta name=\"kestrel-version-url\" content=\"" + Escape(options.version_url) + "\">";
     html += "<meta name=\"kestrel-version\" content=\"" + Escape(options.version) + "\">";
@@ -133,7 +132,20 @@ std::string ReportHtml(const ReportModel& model, const PageOptions& options) {
   }
   html += std::string("<script>") + kPrintScript + "</script></head><body id=\"top\">";
   if (live) html += "<span class=\"live\">live</span>";
-  html += options.preface_html;
+  return html + options.preface_html;
+}
+
+}  // namespace
+
+std::string NoRunsHtml(const PageOptions& options) {
+  return Head("Kestrel: no runs yet", options) +
+         "<h1>Kestrel</h1><p class=\"summary\" data-evaluations=\"0\" data-nodes=\"0\">The database has no runs yet. "
+         "Start one with <code>kestrel run</code>" +
+         (options.version_url.empty() ? "." : "; this page shows it as soon as it starts.") + "</p></body></html>\n";
+}
+
+std::string ReportHtml(const ReportModel& model, const PageOptions& options) {
+  std::string html = Head("Kestrel report: " + model.task_name, options);
   html += "<h1>Kestrel report: " + Escape(model.task_name) + "</h1>" + Summary(model);
   html += "<nav><a href=\"#runs\">runs</a><a href=\"#progress\">progress</a><a href=\"#roofline\">roofline</a>"
           "<a href=\"#graph\">graph</a><a href=\"#top-candidates\">top candidates</a><a href=\"#nodes\">nodes</a></nav>";

@@ -21,5 +21,7 @@ struct PageOptions {
 };
 
 std::string ReportHtml(const ReportModel& model, const PageOptions& options = {});
+// The page of a database without runs yet, saying so (live when `options` is).
+std::string NoRunsHtml(const PageOptions& options);
 
 }  // namespace kestrel::report

@@ -178,13 +178,19 @@ class LiveServer::Impl {
     }
     auto runs = (*store)->ListRuns();
     if (!runs) return SendError(response, 503, runs.error().message());
-    auto model = LoadReport(**store, *scope);
-    if (!model) return SendError(response, model.error().IsInvalidArgument() ? 404 : 503, model.error().message());
     report::PageOptions options;
     options.version_url = "/api/version";
     options.version = VersionJson(*version).dump();
     options.preface_html = RunList(*runs);
-    const std::string& html = pages_[key] = report::ReportHtml(*model, options);
+    std::string page;
+    if (runs->empty() && !scope->task && !scope->run_id) {
+      page = report::NoRunsHtml(options);  // it follows the first run when it starts
+    } else {
+      auto model = LoadReport(**store, *scope);
+      if (!model) return SendError(response, model.error().IsInvalidArgument() ? 404 : 503, model.error().message());
+      page = report::ReportHtml(*model, options);
+    }
+    const std::string& html = pages_[key] = std::move(page);
     response.set_header("Cache-Control", "no-store");
     response.set_content(html, "text/html; charset=utf-8");
   }

@@ -111,8 +111,12 @@ TEST_SUITE("serve") {
                                      std::to_string(big.size()) + "\r\n\r\n" + big) == 413);
     CHECK(RawStatus(served.port, Get("/" + std::string(20000, 'a'))) == 414);
     CHECK(RawStatus(served.port, "NONSENSE\r\n\r\n") == 400);
-    CHECK(RawStatus(served.port, Get("/")) == 404);  // no run yet: the page says so
     httplib::Client client("127.0.0.1", served.port);
+    const auto waiting = client.Get("/");  // no run yet: a page that says so and waits for one
+    REQUIRE(waiting);
+    CHECK(waiting->status == 200);
+    CHECK(waiting->body.find("no runs yet") != std::string::npos);
+    CHECK(waiting->body.find("kestrel-version-url") != std::string::npos);
     const auto version = client.Get("/api/version");
     REQUIRE(version);
     CHECK(version->status == 200);
