@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -194,13 +194,19 @@ Result<ReportModel> LoadReport(Store& store, const ReportScope& scope, int top) 
   if (!edges) return Fail(edges.error());
   model.edges = std::move(*edges);
 
+  // The task's best rows of this graph only (a --fresh run starts another graph of the same task).
   BestQuery query;
   query.task = model.task_name;
   if (scope.run_id) query.run_id = scope.run_id;
-  query.top = top;
+  query.top = 0;
   auto best = store.Best(query);
   if (!best) return Fail(best.error());
-  model.top = std::move(*best);
+  std::set<std::int64_t> in_graph;
+  for (const NodeRecord& node : model.nodes) in_graph.insert(node.id);
+  for (BestRow& row : *best) {
+    if (static_cast<int>(model.top.size()) >= top) break;
+    if (in_graph.count(row.node_id) != 0) model.top.push_back(std::move(row));
+  }
 
   for (const NodeRecord& node : model.nodes) {
     auto page = LoadNodePage(store, node.id, model.edges);

@@ -99,6 +99,38 @@ TEST_SUITE("report") {
     for (std::size_t k = 0; k < best->size(); ++k) CHECK(model->top[k].node_id == (*best)[k].node_id);
   }
 
+  TEST_CASE("the top candidates are of the graph shown, not of another graph of the task") {
+    testing::TempDir dir;
+    const auto db = dir.path() / "fresh.db";
+    std::filesystem::copy_file(Searched().db(), db);
+    std::int64_t other = 0;
+    {
+      // A --fresh graph of the same task whose node beats everything in the first.
+      auto store = OpenStore(db, Store::Mode::kReadWrite);
+      auto runs = store->ListRuns();
+      REQUIRE(runs);
+      const RunRecord& run = runs->front();
+      auto graph = store->GraphForTask(run.task_id, true);
+      REQUIRE(graph);
+      REQUIRE(*graph != run.graph_id);
+      NodeRecord node = NewNodeRecord({"// elsewhere\n", {}, "c++", {}}, *graph, run.id, "seed:other.cpp");
+      auto id = store->AddNode(node, std::nullopt);
+      REQUIRE(id);
+      other = *id;
+      Measurement measured;
+      measured.outcome = Outcome::kMeasured;
+      measured.speedup = 1000.0;
+      REQUIRE(store->RecordMeasurement(other, run.id, run.host_id, measured));
+    }
+    auto store = OpenStore(db);
+    ReportScope scope;
+    scope.run_id = 1;
+    auto model = LoadReport(*store, scope);
+    REQUIRE(model);
+    REQUIRE(!model->top.empty());
+    for (const BestRow& row : model->top) CHECK(row.node_id != other);
+  }
+
   TEST_CASE("an unknown run or task is a user's mistake naming it") {
     auto store = OpenStore(Searched().db());
     ReportScope run;
