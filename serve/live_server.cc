@@ -16,9 +16,15 @@
 namespace kestrel::serve {
 namespace {
 
+// JSON text whatever bytes its strings hold (a path or a stop reason may
+// quote invalid UTF-8): those become U+FFFD instead of an exception.
+std::string Dump(const nlohmann::json& document) {
+  return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void SendError(httplib::Response& response, int status, const std::string& message) {
   response.status = status;
-  response.set_content(nlohmann::json{{"error", message}}.dump(), "application/json");
+  response.set_content(Dump(nlohmann::json{{"error", message}}), "application/json");
 }
 
 // The scope a page's query names; a malformed run id is InvalidArgument.
@@ -153,7 +159,7 @@ class LiveServer::Impl {
                       {"stop_reason", run.stop_reason}, {"evaluations", run.evaluations},
                       {"best_speedup", run.best_speedup ? nlohmann::json(*run.best_speedup) : nlohmann::json()}});
     }
-    response.set_content(list.dump(), "application/json");
+    response.set_content(Dump(list), "application/json");
   }
 
   void Page(const httplib::Request& request, httplib::Response& response) {

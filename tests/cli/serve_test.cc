@@ -111,6 +111,8 @@ TEST_SUITE("serve") {
                                      std::to_string(big.size()) + "\r\n\r\n" + big) == 413);
     CHECK(RawStatus(served.port, Get("/" + std::string(20000, 'a'))) == 414);
     CHECK(RawStatus(served.port, "NONSENSE\r\n\r\n") == 400);
+    CHECK(RawStatus(served.port, Get("/%ff%fe%00x")) == 400);  // invalid UTF-8 and a NUL, quoted by no error
+    CHECK(RawStatus(served.port, Get("/%ff%fe")) == 404);
     httplib::Client client("127.0.0.1", served.port);
     const auto waiting = client.Get("/");  // no run yet: a page that says so and waits for one
     REQUIRE(waiting);
