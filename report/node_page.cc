@@ -90,9 +90,11 @@ std::string Prompt(const std::string& prompt) {
   return html;
 }
 
-std::string LlmCalls(const NodePage& page) {
+// The calls with (`analysis`) or without their purpose being the analysis of this node.
+std::string LlmCalls(const NodePage& page, bool analysis) {
   std::string html;
   for (const LlmCallRecord& call : page.llm_calls) {
+    if ((call.purpose == "analysis") != analysis) continue;
     html += fmt::format("<details class=\"llm\"><summary>{} call {} — {} {}, {} + {} tokens, ${:.4f}, {:.1f} s{}</summary>",
                         Escape(call.purpose), call.id, Escape(call.provider), Escape(call.model), call.input_tokens,
                         call.output_tokens, call.cost_usd, call.latency_s,
@@ -117,7 +119,13 @@ std::string NodePageHtml(const NodePage& page) {
   if (page.profile) {
     html += "<h4>Profile</h4><pre class=\"text\">" + Escape(page.profile->digest) + "</pre>";
   }
-  if (!page.llm_calls.empty()) html += "<h4>LLM exchange</h4>" + LlmCalls(page);
+  if (const std::string analysis = LlmCalls(page, true); !analysis.empty()) {
+    html += "<h4>Analysis</h4><p class=\"muted\">What the analyst read in the profile, and the changes it "
+            "recommended for this node's children.</p>" + analysis;
+  }
+  if (const std::string exchange = LlmCalls(page, false); !exchange.empty()) {
+    html += "<h4>LLM exchange that made it</h4>" + exchange;
+  }
   if (page.made_by) {
     html += "<h4>Diff against " + NodeLink(page.made_by->parent) + "</h4>" +
             DiffHtml(DiffLines(page.parent_source, node.source));

@@ -42,6 +42,8 @@ inline std::int64_t AddHostileNode(const std::filesystem::path& db) {
   call.prompt = nlohmann::json::array({{{"role", "user"}, {"content", kHostile}}}).dump();
   call.response = kHostile;
   REQUIRE((*store)->AddLlmCall(call));
+  call.purpose = "analysis";  // and the analyst's reading of it
+  REQUIRE((*store)->AddLlmCall(call));
   return *id;
 }
 

@@ -183,6 +183,14 @@ TEST_SUITE("report") {
     CHECK(html.find("<img") == std::string::npos);
     CHECK(html.find("</script><img") == std::string::npos);
     CHECK(Count(html, testing::kHostileEscaped) >= 6);
+    // The hostile node's page holds its analysis and the exchange that made it, apart.
+    const std::size_t page = html.find("id=\"node-" + std::to_string(model->pages.back().node.id) + "\"");
+    REQUIRE(page != std::string::npos);
+    const std::size_t analysis = html.find("<h4>Analysis</h4>", page);
+    const std::size_t exchange = html.find("<h4>LLM exchange that made it</h4>", page);
+    CHECK(analysis != std::string::npos);
+    CHECK(exchange != std::string::npos);
+    CHECK(html.find("analysis call", analysis) < exchange);
   }
 
   TEST_CASE("escaping leaves no markup alive and replaces invalid UTF-8") {
