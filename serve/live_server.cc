@@ -106,8 +106,9 @@ class LiveServer::Impl {
     server_.Get("/api/version", [this](const httplib::Request&, httplib::Response& response) { Version(response); });
     server_.Get("/api/runs", [this](const httplib::Request&, httplib::Response& response) { Runs(response); });
     // The write routes. The token is checked before any route (above); what
-    // a write stores comes with the person-in-the-loop tables (notes,
-    // labels, steering): until then an authorized write is 501 and changes nothing.
+    // a write stores comes with the person-in-the-loop tables (issue 19 §3:
+    // notes, labels, bans, pins). THE PLACE TO FILL: until the store has
+    // them, an authorized write is 501 and changes nothing.
     server_.Post(R"(/api/nodes/(\d+)/(note|label|ban|pin))", [](const httplib::Request&, httplib::Response& response) {
       SendError(response, 501, "writes are not implemented yet: nothing was changed");
     });
