@@ -140,6 +140,14 @@ class DevtoolsPipe {
 
   // Sends a command (to the page's session when attached) and returns its result.
   nlohmann::json Call(const std::string& method, nlohmann::json params = nlohmann::json::object()) {
+    nlohmann::json reply = Send(method, std::move(params));
+    INFO(method << ": " << reply.dump().substr(0, 500));
+    REQUIRE(reply.contains("result"));
+    return reply["result"];
+  }
+
+  // The whole reply: {"result": ...} or {"error": ...} (a page between two documents has no context to evaluate in).
+  nlohmann::json Send(const std::string& method, nlohmann::json params = nlohmann::json::object()) {
     const int id = ++last_id_;
     nlohmann::json message = {{"id", id}, {"method", method}, {"params", std::move(params)}};
     if (!session_.empty() && method.rfind("Target.", 0) != 0) message["sessionId"] = session_;
@@ -149,9 +157,7 @@ class DevtoolsPipe {
     while (std::chrono::steady_clock::now() < deadline) {
       const nlohmann::json reply = Next(deadline);
       if (reply.value("id", 0) != id) continue;  // an event, or another reply
-      INFO(method << ": " << reply.dump().substr(0, 500));
-      REQUIRE(reply.contains("result"));
-      return reply["result"];
+      return reply;
     }
     FAIL("no reply from chromium to " << method);
     return {};
@@ -164,10 +170,11 @@ class DevtoolsPipe {
     session_ = attached["sessionId"].get<std::string>();
   }
 
-  // The value of a JavaScript expression in the page.
+  // The value of a JavaScript expression in the page; null when it could not be evaluated.
   nlohmann::json Evaluate(const std::string& expression) {
-    const auto result = Call("Runtime.evaluate", {{"expression", expression}, {"returnByValue", true}});
-    return result["result"].value("value", nlohmann::json());
+    const auto reply = Send("Runtime.evaluate", {{"expression", expression}, {"returnByValue", true}});
+    if (!reply.contains("result") || !reply["result"].contains("result")) return nullptr;
+    return reply["result"]["result"].value("value", nlohmann::json());
   }
 
   void Screenshot(const std::filesystem::path& png) {
