@@ -63,5 +63,7 @@ void AddGraphCommand(CLI::App& app, Cli& cli);
 void AddDoctorCommand(CLI::App& app, Cli& cli);
 void AddResumeCommand(CLI::App& app, Cli& cli);
 void AddStatsCommand(CLI::App& app, Cli& cli);
+void AddReportCommand(CLI::App& app, Cli& cli);
+void AddServeCommand(CLI::App& app, Cli& cli);
 
 }  // namespace kestrel::cli

@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
   AddGraphCommand(app, cli);
   AddResumeCommand(app, cli);
   AddStatsCommand(app, cli);
+  AddReportCommand(app, cli);
+  AddServeCommand(app, cli);
   AddDoctorCommand(app, cli);
 
   try {

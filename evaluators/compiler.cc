@@ -3,6 +3,7 @@
 #include <chrono>
 #include <system_error>
 
+#include "core/text_lines.h"
 #include "evaluators/subprocess.h"
 
 namespace kestrel {
@@ -11,17 +12,6 @@ namespace {
 constexpr std::size_t kMaxLineChars = 300;
 constexpr std::uint64_t kCompilerMemoryBytes = 16ULL << 30;
 constexpr std::uint64_t kCompilerFileBytes = 1ULL << 30;
-
-std::vector<std::string_view> SplitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    lines.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
-  }
-  return lines;
-}
 
 bool IsErrorLine(std::string_view line) {
   return line.find("error:") != std::string_view::npos || line.find("undefined reference") != std::string_view::npos;

@@ -228,4 +228,34 @@ struct ProfileRecord {
   std::int64_t created_at = 0;
 };
 
+// A measurement as the report's progress charts read it (Store::GraphMeasurements):
+// no samples, log or shapes.
+struct MeasurementBrief {
+  std::int64_t id = 0;
+  std::int64_t node_id = 0;
+  std::int64_t run_id = 0;  // 0: none
+  Outcome outcome = Outcome::kRejected;
+  double speedup = 0.0;
+  std::string purpose = "search";
+  std::int64_t created_at = 0;
+};
+
+// A confirmation round as the report reads it (Store::GraphConfirmations).
+struct ConfirmationBrief {
+  std::int64_t run_id = 0;  // 0: none
+  std::int64_t node_id = 0;
+  ConfirmationVerdict verdict = ConfirmationVerdict::kFinal;
+  double node_median = 0.0;
+  std::int64_t created_at = 0;
+};
+
+// What changes whenever a run records something (Store::ReadDataVersion): a
+// live page polls it and reloads when it differs.
+struct DataVersion {
+  std::int64_t measurement = 0;  // the newest measurement id (0: none)
+  std::int64_t run_event = 0;    // the newest run event id
+  std::int64_t node = 0;         // the newest node id
+  bool operator==(const DataVersion&) const = default;
+};
+
 }  // namespace kestrel

@@ -185,6 +185,16 @@ class Store {
   // The newest profile of the node taken on `host_id` (0: on any host).
   Result<std::optional<ProfileRecord>> LatestProfile(std::int64_t node_id, std::int64_t host_id);
 
+  // --- what the report reads (store_report.cc) --------------------------------
+  // The measurements of the graph's nodes, every purpose, oldest first; only
+  // those taken by `run_id` unless it is 0.
+  Result<std::vector<MeasurementBrief>> GraphMeasurements(std::int64_t graph_id, std::int64_t run_id);
+  // The confirmation rounds of the graph's nodes, oldest first; only those of
+  // `run_id` unless it is 0.
+  Result<std::vector<ConfirmationBrief>> GraphConfirmations(std::int64_t graph_id, std::int64_t run_id);
+  // The newest measurement, run event and node ids: cheap, for polling.
+  Result<DataVersion> ReadDataVersion();
+
   // --- maintenance -------------------------------------------------------------
   // PRAGMA integrity_check == "ok".
   Result<bool> IntegrityOk();

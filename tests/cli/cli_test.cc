@@ -29,6 +29,7 @@ namespace {
 
 using testing::Exec;
 using testing::Process;
+using testing::Searched;
 using testing::Workspace;
 
 json ParseJson(const Exec& exec) {
@@ -38,18 +39,6 @@ json ParseJson(const Exec& exec) {
     FAIL("not JSON (" << error.what() << "): " << exec.out << "\nstderr: " << exec.err);
   }
   return {};
-}
-
-// A workspace whose database holds one finished run of 6 evaluations on axpy.
-Workspace& Searched() {
-  static Workspace* workspace = [] {
-    auto* created = new Workspace();
-    const Exec run = created->Run({"run", "--task", "affine", "--max-evals", "6", "--min-time", "0.02", "--quiet"});
-    INFO("stdout: " << run.out << "\nstderr: " << run.err);
-    REQUIRE(run.code == 0);
-    return created;
-  }();
-  return *workspace;
 }
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

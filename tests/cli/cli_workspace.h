@@ -198,4 +198,17 @@ class Workspace {
   int calls_ = 0;
 };
 
+// A workspace whose database holds one finished run of 6 evaluations on
+// affine (made once per test binary).
+inline Workspace& Searched() {
+  static Workspace* workspace = [] {
+    auto* created = new Workspace();
+    const Exec run = created->Run({"run", "--task", "affine", "--max-evals", "6", "--min-time", "0.02", "--quiet"});
+    INFO("stdout: " << run.out << "\nstderr: " << run.err);
+    REQUIRE(run.code == 0);
+    return created;
+  }();
+  return *workspace;
+}
+
 }  // namespace kestrel::testing
