@@ -63,5 +63,8 @@ void AddGraphCommand(CLI::App& app, Cli& cli);
 void AddDoctorCommand(CLI::App& app, Cli& cli);
 void AddResumeCommand(CLI::App& app, Cli& cli);
 void AddStatsCommand(CLI::App& app, Cli& cli);
+// note, label, steer, ban, pin (cmd_human.cc)
+void AddHumanCommands(CLI::App& app, Cli& cli);
+void AddAddCommand(CLI::App& app, Cli& cli);
 
 }  // namespace kestrel::cli

@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
   AddGraphCommand(app, cli);
   AddResumeCommand(app, cli);
   AddStatsCommand(app, cli);
+  AddHumanCommands(app, cli);
+  AddAddCommand(app, cli);
   AddDoctorCommand(app, cli);
 
   try {

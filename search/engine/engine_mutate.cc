@@ -28,6 +28,7 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
       parent.candidate.toolchain = evaluator_.Toolchain();
       parent.candidate.flags = evaluator_.Flags();
       if (wants_context && expansion) FillContextLocked(parent);
+      if (wants_context) FillHumanLocked(parent);
     }
     // What the LLM is told about the parent's performance (engine_profile.cc).
     if (wants_context && expansion) ProfileParent(parent);

@@ -47,6 +47,27 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
   return unfinished;
 }
 
+Result<bool> GraphState::Adopt(NodeId node) {
+  if (graph_.Contains(node)) return false;
+  auto record = store_.GetNode(node);
+  if (!record) return Fail(record.error());
+  auto edges = store_.LoadEdges(graph_id_);
+  if (!edges) return Fail(edges.error());
+  GraphNode stored;
+  stored.id = record->id;
+  stored.status = record->status;
+  stored.speedup = record->status == NodeStatus::kMeasured ? record->speedup : std::nullopt;
+  stored.run_id = record->run_id;
+  stored.expansions = static_cast<int>(record->expansions);
+  graph_.AddNode(stored);
+  for (const EdgeRecord& edge : *edges) {
+    if (edge.child == node && edge.parent != node && graph_.Contains(edge.parent)) {
+      graph_.AddDerivation(edge.parent, edge.child, edge.kind);
+    }
+  }
+  return true;
+}
+
 Result<std::shared_ptr<const std::string>> GraphState::Source(const std::string& hash) {
   auto& source = sources_[hash];
   if (!source) {

@@ -86,6 +86,10 @@ class GraphState {
   // The node of the graph with this candidate identity, if any.
   Result<std::optional<NodeId>> FindByIdentity(const std::string& identity);
 
+  // A node another process stored in the graph while the run went on (a
+  // person's, `kestrel add`): read with the edges into it. False when the
+  // graph holds it already; NotFound for an unknown node.
+  Result<bool> Adopt(NodeId node);
   // A seed: a node without a parent.
   Result<NodeId> AddSeed(NodeRecord record);
   // A new node under `parent` by an edge of `edge_kind` ("derive", "fix").

@@ -59,10 +59,11 @@ class LlmMutator final : public Mutator {
         std::uniform_real_distribution<double>(0.0, 1.0)(rng) < config_.combine_share) {
       const CombinePartner& partner =
           parent.partners[std::uniform_int_distribution<std::size_t>(0, parent.partners.size() - 1)(rng)];
-      const LlmRequest request =
+      const LlmRequest request = WithGuidance(
           CombinePrompt(*context_.task, {parent.id, parent.candidate, parent.measurement},
                         {partner.id, partner.candidate, partner.measurement}, context_.host, context_.threads,
-                        config_.max_tokens, config_.temperature);
+                        config_.max_tokens, config_.temperature),
+          parent.human);
       return Call(request, "combine", parent.candidate,
                   fmt::format("combine #{} + #{}: llm:{}", parent.id, partner.id, config_.model), EdgeKind::kDerive,
                   is_known);
@@ -88,22 +89,23 @@ class LlmMutator final : public Mutator {
     }
     const std::string mutation = "llm:" + config_.model + ":" + label;
     if (config_.plan) {
-      MutationResult planned = Call(PlanPrompt(input), "plan", parent.candidate, mutation, EdgeKind::kDerive, is_known);
+      MutationResult planned = Call(WithGuidance(PlanPrompt(input), parent.human), "plan", parent.candidate, mutation, EdgeKind::kDerive, is_known);
       const bool have_plan = !planned.calls.empty() && planned.calls.back().error.empty();
       Prepend(result, planned);
       if (!have_plan) return planned;
       input.plan = planned.calls.back().response;
       result = std::move(planned);
     }
-    MutationResult made = Call(MutationPrompt(input), "mutate", parent.candidate, mutation, EdgeKind::kDerive, is_known);
+    MutationResult made = Call(WithGuidance(MutationPrompt(input), parent.human), "mutate", parent.candidate, mutation, EdgeKind::kDerive, is_known);
     Prepend(result, made);
     return made;
   }
 
   MutationResult Fix(const ParentView& failed, const Measurement& measurement, const IsKnown& is_known) override {
-    const LlmRequest request =
+    const LlmRequest request = WithGuidance(
         FixPrompt(*context_.task, failed.candidate, measurement.outcome, measurement.reason, measurement.log,
-                  context_.host, context_.threads, config_.max_tokens, config_.temperature);
+                  context_.host, context_.threads, config_.max_tokens, config_.temperature),
+        failed.human);
     return Call(request, "fix", failed.candidate,
                 "llm:" + config_.model + ":fix " + std::string(ToString(measurement.outcome)), EdgeKind::kFix,
                 is_known);

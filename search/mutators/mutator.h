@@ -58,6 +58,17 @@ struct Inspiration {
   std::string source;
 };
 
+// What the person running the search said (human_actions), as of the
+// action the selection saw: standing instructions of the run (`kestrel
+// steer`), notes on the parent and its lineage (`kestrel note`), and the
+// parent's proposals a reviewer rejected with the reason.
+struct HumanGuidance {
+  std::vector<std::string> instructions{};
+  std::vector<std::string> notes{};       // "node 4 (llm:m:unroll): keep the tail loop"
+  std::vector<std::string> rejections{};  // the reasons, oldest first
+  bool empty() const { return instructions.empty() && notes.empty() && rejections.empty(); }
+};
+
 struct ParentView {
   NodeId id = 0;
   Candidate candidate;  // with its source text
@@ -86,6 +97,8 @@ struct ParentView {
   // The strategy's knob search (model, portfolio): the knob mutator asks it
   // for the variant instead of making a one-step move. Null otherwise.
   std::shared_ptr<KnobAdvisor> advisor{};
+  // For LLM-like mutators: what people said (every prompt carries it).
+  HumanGuidance human{};
 };
 
 // What the engine records for one mutator call: the proposal (or a decline),
