@@ -1,0 +1,151 @@
+// A person in the loop of a real search (the Engine, a real SQLite file, the
+// fake evaluator, a scripted LLM server on loopback): bans, pins, steers and
+// notes, written through a second connection as `kestrel ban` and the
+// others write them, are honoured without a restart.
+
+#include <doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+
+#include "search/engine_harness.h"
+#include "search/llm_search_script.h"
+#include "tests/llm/scripted_server.h"
+
+namespace kestrel {
+namespace {
+
+using testing::FakeEvaluator;
+using testing::Harness;
+using testing::Must;
+using testing::Reply;
+using testing::ScriptedServer;
+using namespace llm_search;
+
+// An action written by another connection, as the commands write it.
+std::int64_t Act(Harness& harness, HumanActionKind kind, std::int64_t node, const std::string& text,
+                 std::int64_t run = 0) {
+  auto other = Must(Store::Open(harness.db_path()));
+  return Must(other->AddHumanAction({0, harness.graph_id(), node, run, kind, text, "ada", 0}));
+}
+
+// The node's subtree along the edges that made children.
+std::set<std::int64_t> Subtree(Harness& harness, std::int64_t root) {
+  std::set<std::int64_t> subtree = {root};
+  for (const EdgeRecord& edge : Must(harness.store().LoadEdges(harness.graph_id()))) {  // parents come first
+    if (MadeChild(edge.kind) && subtree.contains(edge.parent)) subtree.insert(edge.child);
+  }
+  return subtree;
+}
+
+std::optional<EdgeRecord> MadeBy(Harness& harness, std::int64_t child) {
+  for (const EdgeRecord& edge : Must(harness.store().LoadEdges(harness.graph_id()))) {
+    if (edge.child == child && MadeChild(edge.kind)) return edge;
+  }
+  return std::nullopt;
+}
+
+RunConfig KnobSearch(std::int64_t evaluations) {
+  RunConfig config = testing::Config();
+  config.strategy.name = "greedy";  // always the fastest: the ban and the pin go against it
+  config.parallel.max_in_flight = 1;
+  config.budget.evaluations = evaluations;
+  return config;
+}
+
+TEST_SUITE("search") {
+  TEST_CASE("a banned node's subtree is never expanded again") {
+    testing::StopGuard guard;
+    Harness harness;
+    FakeEvaluator evaluator;
+    Must(harness.Run(evaluator, KnobSearch(6)));
+    std::int64_t best = 0;  // the fastest: greedy expands it next
+    double fastest = 0.0;
+    for (const NodeRecord& node : harness.Nodes()) {
+      if (node.speedup && *node.speedup > fastest) std::tie(best, fastest) = std::make_pair(node.id, *node.speedup);
+    }
+    REQUIRE(best != 0);
+    Act(harness, HumanActionKind::kBan, best, "");
+    const std::set<std::int64_t> banned = Subtree(harness, best);
+    const std::int64_t before = harness.Nodes().back().id;
+    Must(harness.Run(evaluator, KnobSearch(6)));
+    int made = 0;
+    for (const NodeRecord& node : harness.Nodes()) {
+      if (node.id <= before) continue;
+      const auto edge = MadeBy(harness, node.id);
+      REQUIRE(edge);
+      CAPTURE(node.id);
+      CHECK_FALSE(banned.contains(edge->parent));
+      ++made;
+    }
+    CHECK(made > 0);
+  }
+
+  TEST_CASE("a pinned node is expanded next, before the strategy's choice, while it is pinned") {
+    testing::StopGuard guard;
+    Harness harness;
+    FakeEvaluator evaluator;
+    Must(harness.Run(evaluator, KnobSearch(5)));
+    const std::int64_t seed = SeedId(harness);  // the slowest: greedy would not pick it
+    Act(harness, HumanActionKind::kPin, seed, "");
+    const std::int64_t before = harness.Nodes().back().id;
+    Must(harness.Run(evaluator, KnobSearch(2)));
+    const auto nodes = harness.Nodes();
+    int made = 0;
+    for (const NodeRecord& node : nodes) {
+      if (node.id <= before) continue;
+      const auto edge = MadeBy(harness, node.id);
+      REQUIRE(edge);
+      CHECK(edge->parent == seed);
+      ++made;
+    }
+    CHECK(made == 2);
+  }
+
+  TEST_CASE("a steer added mid-run reaches the next prompts; the notes of the parent's lineage reach them too") {
+    testing::StopGuard guard;
+    std::vector<Reply> script;
+    for (int i = 0; i < 12; ++i) script.push_back(Reply(200, Reply200("```cpp\n" + Kernel("k" + std::to_string(i)) + "```\n"), {}, 0.3));
+    ScriptedServer server(script);
+    Harness harness;
+    FakeEvaluator evaluator(Speedup, OutcomeOf);
+    // Run 1 measures the seed only; a note on it, then run 2 asks the LLM.
+    RunConfig seed_only = testing::Config();
+    seed_only.budget.evaluations = 1;
+    Must(harness.Run(evaluator, seed_only));
+    Act(harness, HumanActionKind::kNote, SeedId(harness), "the tail loop must stay scalar");
+    RunConfig config = SearchConfig(server);
+    config.budget.evaluations = 6;
+    std::atomic<bool> steered = false;
+    std::thread steer([&] {
+      while (server.seen().size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      // The second request is being answered (0.3 s): the run is run 2.
+      auto other = Must(Store::Open(harness.db_path()));
+      const auto run = Must(other->ListRuns()).front().id;
+      Must(other->AddHumanAction({0, harness.graph_id(), 0, run, HumanActionKind::kSteer, "use AVX-512", "ada", 0}));
+      steered = true;
+    });
+    Must(harness.Run(evaluator, config));
+    steer.join();
+    REQUIRE(steered);
+    const auto seen = server.seen();
+    REQUIRE(seen.size() >= 4);
+    const std::string block = "Instructions from the person running this search";
+    CHECK(seen[0].body.find(block) == std::string::npos);
+    CHECK(seen[1].body.find(block) == std::string::npos);
+    for (std::size_t i = 2; i < seen.size(); ++i) {
+      CAPTURE(i);
+      CHECK(seen[i].body.find(block) != std::string::npos);
+      CHECK(seen[i].body.find("use AVX-512") != std::string::npos);
+    }
+    // Every parent descends from the seed: its note is in every prompt.
+    for (const auto& request : seen) CHECK(request.body.find("the tail loop must stay scalar") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kestrel
