@@ -62,6 +62,7 @@ struct MutatorReport {
   std::vector<LlmCallRecord> calls;
   std::vector<std::string> stops;  // mutators that stopped for the rest of the run
   bool budget_spent = false;       // the usd budget is spent: the run stops
+  std::vector<HumanActionRecord> reviews;  // a reviewer's verdicts (MutationResult::reviews)
 };
 // From mutate: a node already in the graph to evaluate (a new seed, a node
 // left in flight by an earlier run).

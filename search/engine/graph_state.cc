@@ -122,6 +122,12 @@ Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& not
       if (!call.node_id) call.node_id = node;  // an analysis names the node it analysed
       if (auto id = store_.AddLlmCall(call); !id) return Fail(id.error());
     }
+    for (HumanActionRecord& action : notes.actions) {
+      action.graph_id = graph_id_;
+      action.run_id = run_id_;
+      if (action.node_id == 0 && node) action.node_id = *node;
+      if (auto id = store_.AddHumanAction(action); !id) return Fail(id.error());
+    }
     for (const auto& [kind, detail] : notes.events) {
       if (auto done = store_.AddRunEvent(run_id_, kind, detail); !done) return done;
     }
