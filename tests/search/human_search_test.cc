@@ -106,6 +106,44 @@ TEST_SUITE("search") {
     CHECK(made == 2);
   }
 
+  TEST_CASE("a node a person adds while the run goes on is adopted and evaluated by that run") {
+    testing::StopGuard guard;
+    Harness harness;
+    FakeEvaluator evaluator(testing::FakeSpeedup, [](const KnobValues&) { return Outcome::kMeasured; },
+                            std::chrono::milliseconds(40));
+    std::atomic<std::int64_t> added = 0;
+    std::thread person([&] {
+      // Once the run has measured a few nodes, as `kestrel add --parent` writes it.
+      while (Count(harness, "SELECT count(*) FROM nodes WHERE status = 'measured'") < 3) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      auto other = Must(Store::Open(harness.db_path()));
+      const std::int64_t seed = Must(other->LoadNodes(harness.graph_id())).front().id;
+      const Candidate by_hand{std::string(testing::kFakeSeed) + "// by hand\n", {{"A", "3"}, {"B", "2"}, {"C", "1"}},
+                              evaluator.Toolchain(), evaluator.Flags()};
+      const Status stored = other->Atomically([&]() -> Status {
+        auto id = other->AddNode(NewNodeRecord(by_hand, harness.graph_id(), 0, "human:ada:by_hand.cpp"),
+                                 EdgeRecord{seed, 0, EdgeKind::kHuman, 0, "human:ada:by_hand.cpp", 0});
+        if (!id) return Fail(id.error());
+        added = *id;
+        auto action = other->AddHumanAction({0, harness.graph_id(), *id, 0, HumanActionKind::kAdd, "by_hand.cpp", "ada", 0});
+        return action ? Status{} : Fail(action.error());
+      });
+      CHECK(stored.has_value());
+    });
+    Must(harness.Run(evaluator, KnobSearch(10)));
+    person.join();
+    REQUIRE(added > 0);
+    const NodeRecord node = Must(harness.store().GetNode(added));
+    CHECK(node.status == NodeStatus::kMeasured);
+    const auto measurements = Must(harness.store().GetMeasurements(added));
+    REQUIRE(measurements.size() == 1);
+    CHECK(measurements[0].run_id == harness.last_run());
+    const auto edge = MadeBy(harness, added);
+    REQUIRE(edge);
+    CHECK(edge->kind == EdgeKind::kHuman);
+  }
+
   TEST_CASE("a steer added mid-run reaches the next prompts; the notes of the parent's lineage reach them too") {
     testing::StopGuard guard;
     std::vector<Reply> script;
