@@ -109,4 +109,35 @@ TEST_SUITE("cli") {
     Must(workspace.Run({"run", "--task", "affine", "--max-evals", "1", "--min-time", "0.02", "--quiet"}));
     CHECK(testing::QueryInt(db, "SELECT count(*) FROM nodes WHERE status = 'measured' AND id = " + std::to_string(root_node)) == 1);
   }
+
+  TEST_CASE("best lists results awaiting review past the run's review thresholds until someone labels them") {
+    Workspace workspace;
+    // Any roofline above 1% awaits review: every measured result of this host.
+    const auto config = workspace.path() / "review.json";
+    testing::WriteFile(config, R"({"task": "affine", "review": {"speedup": 50, "roofline": 0.01},
+                                   "evaluator": {"min_time": 0.02}, "budget": {"evaluations": 2}})");
+    Must(workspace.Run({"run", config.string(), "--quiet"}));
+    json rows = json::parse(Must(workspace.Run({"best", "--json"})).out);
+    REQUIRE_FALSE(rows.empty());
+    std::int64_t awaiting = 0;
+    for (const auto& row : rows) {
+      if (row.at("roofline_fraction").get<double>() <= 0.01) continue;
+      CAPTURE(row.dump());
+      REQUIRE(row.at("awaiting_review").is_object());
+      CHECK(row.at("awaiting_review").at("reason").get<std::string>().rfind("roofline ", 0) == 0);
+      awaiting = row.at("node").get<std::int64_t>();
+    }
+    REQUIRE_MESSAGE(awaiting > 0, "no result above 1% of the roofline: is the host calibrated?");
+    const Exec table = Must(workspace.Run({"best"}));
+    CHECK(table.out.find("AWAITING REVIEW") != std::string::npos);
+    CHECK(table.out.find("awaiting review") != std::string::npos);
+    Must(workspace.Run({"label", std::to_string(awaiting), "clean"}));
+    rows = json::parse(Must(workspace.Run({"best", "--json"})).out);
+    for (const auto& row : rows) {
+      if (row.at("node") == awaiting) {
+        CHECK(row.at("awaiting_review").is_null());
+        CHECK(row.at("label") == "clean");
+      }
+    }
+  }
 }
