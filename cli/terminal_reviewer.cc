@@ -1,7 +1,9 @@
 #include "cli/terminal_reviewer.h"
 
+#include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "search/engine/stop.h"
 #include "search/mutators/reviewer.h"
 
 namespace kestrel::cli {
@@ -30,6 +33,25 @@ std::string ShellQuote(const std::string& text) {
   return quoted + "'";
 }
 
+// One line of the terminal (without its newline). Polls, so that a signal
+// (Ctrl-C, SIGTERM) does not leave the run waiting for an answer: false
+// when the terminal closed or the run is stopping.
+bool ReadLine(std::string& line) {
+  line.clear();
+  for (;;) {
+    if (StopRequested()) return false;
+    pollfd ready{STDIN_FILENO, POLLIN, 0};
+    if (::poll(&ready, 1, 200) < 0 && errno != EINTR) return false;
+    if ((ready.revents & (POLLIN | POLLHUP)) == 0) continue;
+    char c = 0;
+    const ssize_t got = ::read(STDIN_FILENO, &c, 1);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    if (c == '\n') return true;
+    if (c != '\r') line += c;
+  }
+}
+
 class TerminalReviewer final : public Reviewer {
  public:
   explicit TerminalReviewer(std::string author) : author_(std::move(author)) {}
@@ -42,12 +64,12 @@ class TerminalReviewer final : public Reviewer {
     for (;;) {
       std::cerr << "=== [a]ccept, [e]dit in $EDITOR, [r]eject with a reason? " << std::flush;
       std::string answer;
-      if (!std::getline(std::cin, answer)) return Reject("the reviewer closed the terminal");
+      if (!ReadLine(answer)) return Reject(StopRequested() ? "the run is stopping" : "the reviewer closed the terminal");
       if (answer == "a" || answer == "accept") return {ReviewVerdict::Kind::kAccept, "", author_};
       if (answer == "r" || answer == "reject") {
         std::cerr << "reason: " << std::flush;
         std::string reason;
-        if (!std::getline(std::cin, reason)) return Reject("the reviewer closed the terminal");
+        if (!ReadLine(reason)) return Reject(StopRequested() ? "the run is stopping" : "the reviewer closed the terminal");
         return Reject(reason.empty() ? "no reason given" : reason);
       }
       if (answer == "e" || answer == "edit") {

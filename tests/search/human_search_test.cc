@@ -12,6 +12,8 @@
 #include <thread>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "search/engine_harness.h"
 #include "search/llm_search_script.h"
 #include "tests/llm/scripted_server.h"
@@ -83,6 +85,38 @@ TEST_SUITE("search") {
       ++made;
     }
     CHECK(made > 0);
+  }
+
+  TEST_CASE("a resumed run keeps what a ban exhausted, and gives it back when the ban is lifted") {
+    testing::StopGuard guard;
+    Harness harness;
+    FakeEvaluator evaluator;
+    Must(harness.Run(evaluator, KnobSearch(6)));
+    std::int64_t best = 0;  // greedy's first choice in the next run
+    double fastest = 0.0;
+    for (const NodeRecord& node : harness.Nodes()) {
+      if (node.speedup && *node.speedup > fastest) std::tie(best, fastest) = std::make_pair(node.id, *node.speedup);
+    }
+    Act(harness, HumanActionKind::kBan, best, "");
+    Must(harness.Run(evaluator, KnobSearch(1)));
+    const auto saved = nlohmann::json::parse(harness.LastRun().state_json);
+    // Greedy tried the banned node and any faster node under it.
+    const std::set<std::int64_t> subtree = Subtree(harness, best);
+    REQUIRE_FALSE(saved.at("ban_exhausted").empty());
+    CHECK(saved.at("ban_exhausted")[0] == best);
+    for (const auto& node : saved.at("ban_exhausted")) CHECK(subtree.contains(node.get<std::int64_t>()));
+    CHECK(saved.at("human_seen").get<std::int64_t>() == Must(harness.store().LatestHumanAction(harness.graph_id())));
+    // Lifted and pinned: the resumed run gives the node back to the strategy
+    // (exhausted, the pin would pass it over) and expands it first.
+    Act(harness, HumanActionKind::kUnban, best, "");
+    Act(harness, HumanActionKind::kPin, best, "");
+    const std::int64_t before = harness.Nodes().back().id;
+    Must(harness.Resume(evaluator, KnobSearch(2)));
+    const auto next = harness.Nodes().back();
+    REQUIRE(next.id > before);
+    const auto edge = MadeBy(harness, next.id);
+    REQUIRE(edge);
+    CHECK(edge->parent == best);
   }
 
   TEST_CASE("a pinned node is expanded next, before the strategy's choice, while it is pinned") {
