@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "search/engine_harness.h"
+#include "search/mutators/reviewer.h"
 #include "search/llm_search_script.h"
 #include "tests/llm/scripted_server.h"
 
@@ -58,6 +59,18 @@ RunConfig KnobSearch(std::int64_t evaluations) {
   config.budget.evaluations = evaluations;
   return config;
 }
+
+// A person who edits every plan and accepts every proposal, as the live
+// page or the terminal would answer.
+class PlanEditor final : public Reviewer {
+ public:
+  ReviewVerdict Review(const ReviewRequest& request) override {
+    seen.push_back(request);
+    if (request.purpose == "plan") return {ReviewVerdict::Kind::kEdit, "1. EDITED PLAN: keep it simple", "ada"};
+    return {ReviewVerdict::Kind::kAccept, "", "ada"};
+  }
+  std::vector<ReviewRequest> seen;
+};
 
 TEST_SUITE("search") {
   TEST_CASE("a banned node's subtree is never expanded again") {
@@ -216,6 +229,56 @@ TEST_SUITE("search") {
     }
     // Every parent descends from the seed: its note is in every prompt.
     for (const auto& request : seen) CHECK(request.body.find("the tail loop must stay scalar") != std::string::npos);
+  }
+
+  TEST_CASE("a reviewer's edited plan is what the implementation prompt carries; its verdicts are stored with the node") {
+    testing::StopGuard guard;
+    ScriptedServer server({Reply(200, Reply200("1. unroll the loop by four")), Code("fast")});
+    Harness harness;
+    FakeEvaluator evaluator(Speedup, OutcomeOf);
+    RunConfig config = SearchConfig(server);
+    config.mutators[0].plan = true;
+    config.budget.evaluations = 2;
+    auto budget = std::make_shared<Budget>(config.budget);
+    config.task = harness.task().name;
+    auto reviewer = std::make_shared<PlanEditor>();
+    // The harness's run, with the reviewer given to the mutators.
+    const std::int64_t host_id = Must(harness.store().UpsertHost(evaluator.Host()));
+    RunRecord run;
+    run.task_id = Must(harness.store().UpsertTask(harness.task()));
+    run.graph_id = harness.graph_id();
+    run.host_id = host_id;
+    run.config_json = ToJson(config).dump();
+    const std::int64_t run_id = Must(harness.store().CreateRun(run));
+    EngineOptions options;
+    options.run_id = run_id;
+    options.graph_id = harness.graph_id();
+    options.host_id = host_id;
+    options.budget = budget;
+    Engine engine(harness.store(), harness.task(), evaluator, config,
+                  Must(MakeMutators(config, harness.task(), evaluator.Host(), budget, reviewer)),
+                  Must(MakeStrategy(config.strategy)), options);
+    Must(engine.Run());
+    const auto seen = server.seen();
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[1].body.find("EDITED PLAN: keep it simple") != std::string::npos);
+    CHECK(seen[1].body.find("unroll the loop by four") == std::string::npos);
+    REQUIRE(reviewer->seen.size() == 2);
+    CHECK(reviewer->seen[0].purpose == "plan");
+    CHECK(reviewer->seen[0].text == "1. unroll the loop by four");
+    CHECK(reviewer->seen[1].purpose == "mutate");
+    const auto fast = NodeWithKnob(harness, "fast");
+    REQUIRE(fast);
+    const auto actions = Must(harness.store().NodeActions(fast->id));
+    REQUIRE(actions.size() == 2);
+    CHECK(actions[0].kind == HumanActionKind::kReviewEdit);
+    CHECK(actions[0].run_id == run_id);
+    CHECK(actions[0].author == "ada");
+    CHECK(actions[1].kind == HumanActionKind::kReviewAccept);
+    // The plan call keeps the model's plan as it came.
+    const auto calls = Must(harness.store().LlmCallsForNode(fast->id, "plan"));
+    REQUIRE(calls.size() == 1);
+    CHECK(calls[0].response == "1. unroll the loop by four");
   }
 }
 
