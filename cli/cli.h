@@ -65,5 +65,8 @@ void AddResumeCommand(CLI::App& app, Cli& cli);
 void AddStatsCommand(CLI::App& app, Cli& cli);
 void AddReportCommand(CLI::App& app, Cli& cli);
 void AddServeCommand(CLI::App& app, Cli& cli);
+// note, label, steer, ban, pin (cmd_human.cc)
+void AddHumanCommands(CLI::App& app, Cli& cli);
+void AddAddCommand(CLI::App& app, Cli& cli);
 
 }  // namespace kestrel::cli

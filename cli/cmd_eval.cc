@@ -20,6 +20,7 @@
 #include "evaluators/calibration.h"
 #include "evaluators/make_evaluator.h"
 #include "cli/cli.h"
+#include "cli/knob_choice.h"
 #include "cli/output.h"
 #include "cli/session_printer.h"
 #include "search/run_session.h"
@@ -39,41 +40,6 @@ struct EvalFlags {
   bool fingerprints_only = false;
   int jobs = 2;
 };
-
-// The knob settings to evaluate: the one the --knob flags choose (the
-// declared defaults for the others), or with `sweep` every combination of the
-// declared values with the --knob ones fixed, in declared order of knobs and
-// values, the last knob varying fastest (as Python's itertools.product).
-Result<std::vector<KnobValues>> ChooseKnobs(const std::string& source, const std::vector<std::string>& settings,
-                                            bool sweep) {
-  auto declared = ParseKnobs(source);
-  if (!declared) return Fail(declared.error());
-  KnobValues fixed;
-  for (const auto& setting : settings) {
-    const auto equals = setting.find('=');
-    if (equals == std::string::npos) {
-      return Fail(Error::InvalidArgument("--knob " + setting + ": expected NAME=VALUE"));
-    }
-    fixed[setting.substr(0, equals)] = setting.substr(equals + 1);
-  }
-  KnobValues chosen = DefaultKnobs(*declared);
-  for (const auto& [name, value] : fixed) chosen[name] = value;
-  if (auto status = CheckKnobValues(*declared, chosen); !status) return Fail(status.error().WithContext("--knob"));
-  std::vector<KnobValues> space = {chosen};
-  if (!sweep) return space;
-  for (const KnobSpec& knob : *declared) {
-    if (fixed.contains(knob.name)) continue;
-    std::vector<KnobValues> wider;
-    for (const KnobValues& partial : space) {
-      for (const std::string& value : knob.values) {
-        wider.push_back(partial);
-        wider.back()[knob.name] = value;
-      }
-    }
-    space = std::move(wider);
-  }
-  return space;
-}
 
 // --fingerprints-only: builds every configuration (`jobs` at a time) and
 // prints each one's code hash (BuildResult::code_hash) and the first earlier

@@ -7,7 +7,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "cli/human_flags.h"
+#include "cli/terminal_reviewer.h"
 #include "cli/output.h"
 #include "search/engine/budget.h"
 #include "search/run_session.h"
@@ -28,6 +32,8 @@ struct RunFlags {
   bool fresh = false;
   ProgressFlags progress;
   bool json = false;
+  bool review = false;
+  std::string author;
 };
 
 Result<RunConfig> BuildConfig(const RunFlags& flags) {
@@ -71,7 +77,16 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
   run->add_flag("--fresh", flags->fresh, "start a separate graph instead of continuing the task's graph");
   AddProgressFlags(*run, flags->progress);
   run->add_flag("--json", flags->json, "print the run's summary as JSON");
+  run->add_flag("--review", flags->review,
+                "step mode: each LLM proposal and plan waits for you on the terminal (accept, edit in $EDITOR, reject)");
+  AddAuthorFlag(*run, flags->author);
   run->callback([flags, &cli] {
+    // Without a person at a terminal, --review would wait for ever.
+    if (flags->review && ::isatty(STDIN_FILENO) == 0) {
+      return (void)cli.Report(Error::InvalidArgument(
+          "--review asks you about each LLM proposal on the terminal, but stdin is not a terminal; "
+          "run it in a terminal, or without --review"));
+    }
     auto config = BuildConfig(*flags);
     if (!config) return (void)cli.Report(config.error());
     SearchOptions options;
@@ -79,6 +94,11 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
     options.task_dirs.assign(cli.tasks_dirs.begin(), cli.tasks_dirs.end());
     options.fresh = flags->fresh;
     ApplyProgressFlags(flags->progress, options);
+    if (flags->review) {
+      options.reviewer = MakeTerminalReviewer(Author(flags->author));
+      // A live status line would redraw over the question.
+      if (options.progress_mode == ProgressMode::kLive) options.progress_mode = ProgressMode::kEachResult;
+    }
     InstallStopHandlers();
     auto summary = RunSearch(*config, options);
     if (!summary) return (void)cli.Report(summary.error());

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/human_output.h"
 #include "cli/output.h"
 #include "search/engine/graph_loader.h"
 
@@ -131,6 +132,8 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
     if (*prompt && !*json) return PrintExchange(std::cout, *node, *llm_calls);
     auto stored_profile = (*store)->LatestProfile(node->id, 0);
     if (!stored_profile) return (void)cli.Report(stored_profile.error());
+    auto actions = (*store)->NodeActions(node->id);
+    if (!actions) return (void)cli.Report(actions.error());
     if (*profile) return PrintProfile(std::cout, node->id, *stored_profile, *json);
     // same_code edges (copy -> twin) are not derivations: shown apart.
     std::optional<NodeId> same_code_as;
@@ -166,6 +169,12 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
         document["measurements"].push_back(entry);
       }
       document["profile"] = StoredProfile(*stored_profile);
+      document["label"] = nullptr;
+      document["actions"] = nlohmann::json::array();
+      for (const HumanActionRecord& action : *actions) {
+        if (action.kind == HumanActionKind::kLabel) document["label"] = action.text;
+        document["actions"].push_back(ToJson(action));
+      }
       document["llm_calls"] = nlohmann::json::array();
       for (const auto& call : *llm_calls) {
         nlohmann::json messages;
@@ -210,7 +219,16 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
       fields.Add({"profile", fmt::format("host {}, {} (kestrel show {} --profile)", (*stored_profile)->host_id,
                                          FormatTimestamp((*stored_profile)->created_at), node->id)});
     }
+    const auto label = std::find_if(actions->rbegin(), actions->rend(),
+                                    [](const HumanActionRecord& action) { return action.kind == HumanActionKind::kLabel; });
+    if (label != actions->rend()) {
+      fields.Add({"label", fmt::format("{} (by {}, {})", label->text, label->author, FormatTimestamp(label->created_at))});
+    }
     fields.Print(std::cout);
+    if (!actions->empty()) {
+      std::cout << "\nnotes and actions:\n";
+      for (const HumanActionRecord& action : *actions) std::cout << "  " << FormatAction(action) << "\n";
+    }
     for (const auto& record : *measurements) {
       std::cout << fmt::format("\nmeasurement {} (run {}, host {}, {}{}):\n", record.id, record.run_id,
                                record.host_id, FormatTimestamp(record.created_at),

@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   AddStatsCommand(app, cli);
   AddReportCommand(app, cli);
   AddServeCommand(app, cli);
+  AddHumanCommands(app, cli);
+  AddAddCommand(app, cli);
   AddDoctorCommand(app, cli);
 
   try {

@@ -5,11 +5,12 @@
 namespace kestrel {
 namespace {
 
-constexpr EnumNames<EdgeKind, 4> kEdgeKindNames{{
+constexpr EnumNames<EdgeKind, 5> kEdgeKindNames{{
     {EdgeKind::kDerive, "derive"},
     {EdgeKind::kFix, "fix"},
     {EdgeKind::kDuplicate, "duplicate"},
     {EdgeKind::kSameCode, "same_code"},
+    {EdgeKind::kHuman, "human"},
 }};
 
 }  // namespace

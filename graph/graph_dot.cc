@@ -159,6 +159,7 @@ std::string EdgeAttributes(EdgeKind kind) {
     case EdgeKind::kFix: return " [style=dashed]";
     case EdgeKind::kDuplicate: return " [style=dotted]";
     case EdgeKind::kSameCode: return " [style=dotted, label=\"same code\"]";
+    case EdgeKind::kHuman: return " [style=bold, label=\"human\"]";
   }
   return "";
 }

@@ -207,6 +207,15 @@ Status ParseConfirm(const json& object, const std::string& origin, ConfirmConfig
   return fields.Finish();
 }
 
+// speedup: a jump over the previous best (more than 1x); roofline: a
+// fraction of the host's roofline (up to 1.5, as budget.roofline).
+Status ParseReview(const json& object, const std::string& origin, ReviewThresholds& out) {
+  JsonFields fields(object, origin, "review");
+  fields.Number("speedup", out.speedup, 1.0, 1e6);
+  fields.Number("roofline", out.roofline, 0.01, 1.5);
+  return fields.Finish();
+}
+
 // The name, the exploration constant (as configs have always stated it) and
 // the parameters the named strategy reads.
 json ToJson(const StrategyConfig& strategy) {
@@ -265,6 +274,9 @@ Result<RunConfig> ParseRunConfig(const json& document, const std::string& origin
   }
   if (const json* confirm = fields.Object("confirm")) {
     if (auto status = ParseConfirm(*confirm, origin, config.confirm); !status) return Fail(status.error());
+  }
+  if (const json* review = fields.Object("review")) {
+    if (auto status = ParseReview(*review, origin, config.review); !status) return Fail(status.error());
   }
   fields.Integer("max_fix_rounds", config.max_fix_rounds, 0, 100);
   std::int64_t seed = static_cast<std::int64_t>(config.seed);
@@ -356,6 +368,7 @@ json ToJson(const RunConfig& config) {
                     {"measure_slots", config.parallel.measure_slots},
                     {"max_in_flight", config.parallel.max_in_flight}}},
       {"confirm", {{"top", config.confirm.top}, {"rounds", config.confirm.rounds}}},
+      {"review", {{"speedup", config.review.speedup}, {"roofline", config.review.roofline}}},
       {"max_fix_rounds", config.max_fix_rounds},
       {"seed", config.seed},
   };

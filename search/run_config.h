@@ -14,6 +14,7 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "evaluators/evaluator_config.h"
+#include "store/human_records.h"
 
 namespace kestrel {
 
@@ -94,6 +95,10 @@ struct RunConfig {
   ConfirmConfig confirm;
   int max_fix_rounds = 3;
   std::uint64_t seed = 1;
+  // When a result awaits a person's review (`kestrel best` lists it until
+  // it is labelled; the search never waits): "review": {"speedup": 5,
+  // "roofline": 0.8}.
+  ReviewThresholds review;
 };
 
 // The endpoint that analyses profiled parents: the config's analyst, else

@@ -37,7 +37,8 @@ Result<std::shared_ptr<LlmClient>> ClientFor(const MutatorConfig& config, const 
 }  // namespace
 
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
-                                                           const HostInfo& host, std::shared_ptr<Budget> budget) {
+                                                           const HostInfo& host, std::shared_ptr<Budget> budget,
+                                                           std::shared_ptr<Reviewer> reviewer) {
   std::vector<std::unique_ptr<Mutator>> mutators;
   auto shared_task = std::make_shared<const Task>(task);
   std::shared_ptr<Analyst> analyst;
@@ -54,7 +55,7 @@ Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& conf
       auto client = ClientFor(mutator, fmt::format("mutators[{}]", i));
       if (!client) return Fail(client.error());
       mutators.push_back(MakeLlmMutator(mutator, std::move(*client),
-                                        LlmContext{shared_task, host, config.evaluator.threads, budget, analyst}));
+                                        LlmContext{shared_task, host, config.evaluator.threads, budget, analyst, reviewer}));
     } else {
       return Fail(Error::InvalidArgument(fmt::format(
           "mutators[{}]: the '{}' mutator is not available in this build yet; use {{\"kind\": \"knob\"}}", i,
@@ -103,7 +104,7 @@ Result<Prepared> Prepare(const RunConfig& config, const SearchOptions& options, 
     return Fail(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
   }
   prepared.task = std::move(*task);
-  auto mutators = MakeMutators(config, prepared.task, DetectHost(), std::move(budget));
+  auto mutators = MakeMutators(config, prepared.task, DetectHost(), std::move(budget), options.reviewer);
   if (!mutators) return Fail(mutators.error());
   prepared.mutators = std::move(*mutators);
   auto strategy = MakeStrategy(config.strategy);

@@ -20,6 +20,8 @@
 
 namespace kestrel {
 
+class Reviewer;
+
 struct SearchOptions {
   std::filesystem::path db_path = "kestrel.db";
   std::vector<std::filesystem::path> task_dirs;  // searched besides the built-in tasks
@@ -29,6 +31,7 @@ struct SearchOptions {
   ProgressMode progress_mode = ProgressMode::kEachResult;
   double log_interval_s = 10.0;                  // kInterval: seconds between status lines
   std::filesystem::path runner_path;             // empty: next to the executable
+  std::shared_ptr<Reviewer> reviewer;            // kestrel run --review: a person reviews each LLM proposal
 };
 
 // The built-in tasks folder followed by `extra`.
@@ -39,8 +42,10 @@ std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::p
 // missing key is InvalidArgument naming the variable. `task` and `host` go
 // into the LLM prompts; the llm mutators reserve their spend in `budget`, the
 // run's, which the engine checks.
+// `reviewer`: a person who reviews every LLM proposal and plan (--review); null: none.
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
-                                                           const HostInfo& host, std::shared_ptr<Budget> budget);
+                                                           const HostInfo& host, std::shared_ptr<Budget> budget,
+                                                           std::shared_ptr<Reviewer> reviewer = nullptr);
 
 // The host's calibration for `threads` threads: the newest in the store,
 // else measured now by the evaluator (about two seconds, told to `events`)

@@ -245,10 +245,30 @@ ALTER TABLE llm_calls ADD COLUMN purpose TEXT NOT NULL DEFAULT 'mutate';
 CREATE INDEX llm_calls_by_purpose ON llm_calls(node_id, purpose);
 )sql";
 
+// v7: what people did to a graph (`kestrel note`, `label`, `steer`, `ban`,
+// `pin`, `add`, and the review mode's verdicts), one row per action with its
+// author; the engine re-reads them while it runs (store_human.cc). The kinds
+// are checked here, so a row no reader understands cannot be written.
+constexpr std::string_view kSchemaV7 = R"sql(
+CREATE TABLE human_actions (
+  id INTEGER PRIMARY KEY,
+  graph_id INTEGER NOT NULL REFERENCES graphs(id),
+  node_id INTEGER REFERENCES nodes(id),
+  run_id INTEGER REFERENCES runs(id),
+  kind TEXT NOT NULL CHECK (kind IN ('note', 'label', 'steer', 'unsteer', 'ban', 'unban', 'pin', 'unpin', 'add',
+                                     'review_accept', 'review_edit', 'review_reject')),
+  text TEXT NOT NULL,
+  author TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX human_actions_by_graph ON human_actions(graph_id, id);
+CREATE INDEX human_actions_by_node ON human_actions(node_id, id);
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 6> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3,
-                                                         kSchemaV4, kSchemaV5, kSchemaV6};
+constexpr std::array<std::string_view, 7> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
+                                                         kSchemaV5, kSchemaV6, kSchemaV7};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

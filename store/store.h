@@ -23,13 +23,14 @@
 #include "core/host.h"
 #include "core/roofline.h"
 #include "core/task.h"
+#include "store/human_records.h"
 #include "store/records.h"
 
 struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 class Store {
  public:
@@ -194,6 +195,34 @@ class Store {
   Result<std::vector<ConfirmationBrief>> GraphConfirmations(std::int64_t graph_id, std::int64_t run_id);
   // The newest measurement, run event and node ids: cheap, for polling.
   Result<DataVersion> ReadDataVersion();
+  // --- human actions (store_human.cc) ------------------------------------------
+  // Appends a person's action (id ignored; created_at 0 means now). The node
+  // and the run, when given, must belong to action.graph_id: NotFound for an
+  // unknown graph, node or run, InvalidArgument for one of another graph, an
+  // empty author, or a label that is not a label word.
+  Result<std::int64_t> AddHumanAction(const HumanActionRecord& action);
+  // The newest action id of the graph (0: none). One index lookup: a running
+  // search asks it often to notice new actions.
+  Result<std::int64_t> LatestHumanAction(std::int64_t graph_id);
+  // The graph's actions with after < id <= upto (upto 0: no bound), oldest first.
+  Result<std::vector<HumanActionRecord>> HumanActions(std::int64_t graph_id, std::int64_t after = 0,
+                                                      std::int64_t upto = 0);
+  // Every action about the node, oldest first.
+  Result<std::vector<HumanActionRecord>> NodeActions(std::int64_t node_id);
+  // The node's notes, oldest first.
+  Result<std::vector<HumanActionRecord>> NodeNotes(std::int64_t node_id);
+  // The node's label (its newest label action), if any.
+  Result<std::optional<HumanActionRecord>> NodeLabel(std::int64_t node_id);
+  // The run's standing instructions as of action `upto` (0: now): its steer
+  // actions after its last unsteer, oldest first.
+  Result<std::vector<HumanActionRecord>> StandingInstructions(std::int64_t run_id, std::int64_t upto = 0);
+  // The graph's nodes whose newest ban/unban (pin/unpin) action with
+  // id <= upto (0: no bound) is a ban (a pin), in id order.
+  Result<std::vector<std::int64_t>> BannedNodes(std::int64_t graph_id, std::int64_t upto = 0);
+  Result<std::vector<std::int64_t>> PinnedNodes(std::int64_t graph_id, std::int64_t upto = 0);
+  // The graph's measured results awaiting a person's review (ReviewThresholds),
+  // in the order they were first measured; a labelled node is reviewed.
+  Result<std::vector<ReviewItem>> ReviewQueue(std::int64_t graph_id, const ReviewThresholds& thresholds);
 
   // --- maintenance -------------------------------------------------------------
   // PRAGMA integrity_check == "ok".

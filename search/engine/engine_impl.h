@@ -4,6 +4,7 @@
 //   engine_select.cc   loading the graph, seeds, selection, budgets, saved state
 //   engine_mutate.cc   the mutate stage and the context LLM prompts get
 //   engine_record.cc   the record stage: every node change, through GraphState
+//   engine_human.cc    what people said: bans, pins, steers, notes, added nodes
 //   graph_state.cc     the nodes: store transaction first, then the graph
 //
 // Everything below `mutex_` is guarded by it.
@@ -61,6 +62,7 @@ struct MutatorReport {
   std::vector<LlmCallRecord> calls;
   std::vector<std::string> stops;  // mutators that stopped for the rest of the run
   bool budget_spent = false;       // the usd budget is spent: the run stops
+  std::vector<HumanActionRecord> reviews;  // a reviewer's verdicts (MutationResult::reviews)
 };
 // From mutate: a node already in the graph to evaluate (a new seed, a node
 // left in flight by an earlier run).
@@ -184,6 +186,19 @@ class Engine::Impl {
   // learns from it), before the run's state is saved. Locked.
   void ReportToMakerLocked(NodeId node, Outcome outcome, std::optional<double> speedup);
 
+  // engine_human.cc. A person's actions, re-read at selection when the
+  // graph's newest action id changed; each view is "as of action human_.seen".
+  void RefreshHumanLocked();
+  // Loads the view as of action `upto`: bans, pins, the run's standing
+  // instructions; adopts nodes people added since the last view. Locked.
+  Status LoadHumanLocked(std::int64_t upto);
+  // The node or one of its ancestors (along derive, fix, human edges) is banned.
+  bool BannedLocked(NodeId node) const;
+  // The pinned node to expand now: measured, not banned, not exhausted; the
+  // one with the fewest expansions, then the lowest id. nullopt: none.
+  std::optional<NodeId> PinnedChoiceLocked() const;
+  // The guidance every LLM prompt of the parent carries. Locked.
+  void FillHumanLocked(ParentView& parent);
   // engine.cc: the stages' bodies. No exception escapes them: a failure
   // travels as an outcome (or stops the run). RecordStage also releases the
   // work item's slot when it is done.
@@ -293,6 +308,14 @@ class Engine::Impl {
   std::int64_t since_best_ = 0;
   NodeId incumbent_ = 0;          // the best node, confirmed; 0: none measured yet
   std::optional<StopReason> stop_reason_;
+  // What people said, as of action `seen` (engine_human.cc).
+  struct HumanView {
+    std::int64_t seen = 0;
+    std::set<NodeId> banned;
+    std::vector<NodeId> pinned;
+    std::vector<std::string> instructions;
+  } human_;
+  std::set<NodeId> ban_exhausted_;  // nodes the strategy was told are exhausted because of a ban
   RunSummary summary_;
   Clock::time_point start_;
 };

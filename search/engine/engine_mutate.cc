@@ -28,6 +28,7 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
       parent.candidate.toolchain = evaluator_.Toolchain();
       parent.candidate.flags = evaluator_.Flags();
       if (wants_context && expansion) FillContextLocked(parent);
+      if (wants_context) FillHumanLocked(parent);
     }
     // What the LLM is told about the parent's performance (engine_profile.cc).
     if (wants_context && expansion) ProfileParent(parent);
@@ -40,6 +41,7 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
     // Takes a mutator's answer: true when it proposed.
     const auto take = [&](MutationResult& result, int index) {
       for (auto& call : result.calls) report.calls.push_back(std::move(call));
+      for (auto& review : result.reviews) report.reviews.push_back(std::move(review));
       if (!result.stop_reason.empty()) report.stops.push_back(result.stop_reason);
       report.budget_spent = report.budget_spent || result.budget_spent;
       if (result.proposal) {

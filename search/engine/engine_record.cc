@@ -41,6 +41,7 @@ ChangeNotes Engine::Impl::MutateNotes(engine::MutatorReport& report) {
     progress_.Event("kestrel: " + stop + "; the search goes on without it");
   }
   notes.calls = std::move(report.calls);
+  notes.actions = std::move(report.reviews);
   return notes;
 }
 

@@ -116,7 +116,9 @@ std::string Engine::Impl::SaveStateLocked(const std::optional<MadeBy>& also) con
                         {"strategy", strategy_->SaveState()},
                         {"fixes", fixes},
                         {"duplicate_streaks", streaks},
-                        {"mutators", learned}}
+                        {"mutators", learned},
+                        {"human_seen", human_.seen},
+                        {"ban_exhausted", ban_exhausted_}}
       .dump();
 }
 
@@ -161,6 +163,13 @@ Status Engine::Impl::RestoreState() {
       if (auto restored = mutators_[index]->RestoreState(learned[index].dump()); !restored) {
         return Fail(restored.error().WithContext(where));
       }
+    }
+    // The people's actions its selections saw (older saved states: none).
+    for (const nlohmann::json& node : state.value("ban_exhausted", nlohmann::json::array())) {
+      ban_exhausted_.insert(node.get<NodeId>());
+    }
+    if (const std::int64_t seen = state.value("human_seen", std::int64_t{0}); seen > 0) {
+      if (auto loaded = LoadHumanLocked(seen); !loaded) return Fail(loaded.error().WithContext(where));
     }
     for (const nlohmann::json& fix : state.at("fixes")) {
       const NodeId node = fix.at("node").get<NodeId>();
@@ -229,6 +238,7 @@ Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
     }
     const bool budget_left =
         options_.budget->Check(BudgetUse::Started(started_ + unstarted_)) != StopKind::kEvaluations;
+    RefreshHumanLocked();
     if (budget_left && !pending_.empty()) {
       const NodeId node = pending_.front();
       pending_.pop_front();
@@ -236,6 +246,8 @@ Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
       ++unstarted_;
       return {WorkItem::Kind::kEvaluate, node, 0, nullptr, -1};
     }
+    // A fix repairs a node made under its parent: none in a banned subtree.
+    std::erase_if(fixes_, [this](const WorkItem& fix) { return BannedLocked(fix.node); });
     if (budget_left && !fixes_.empty()) {
       WorkItem fix = std::move(fixes_.front());
       fixes_.pop_front();
@@ -245,7 +257,19 @@ Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
     }
     if (budget_left) {
       std::mt19937_64 draw(engine::SelectionSeed(run_seed_, selections_));
-      if (auto parent = strategy_->Select(graph_, draw)) {
+      // A pinned node comes before the strategy's choice; a choice in a
+      // banned subtree is exhausted for the strategy and the selection made
+      // again with the same stream (so it depends only on the actions seen).
+      std::optional<NodeId> parent = PinnedChoiceLocked();
+      while (!parent) {
+        parent = strategy_->Select(graph_, draw);
+        if (!parent || !BannedLocked(*parent)) break;
+        strategy_->MarkExhausted(*parent);
+        ban_exhausted_.insert(*parent);
+        parent.reset();
+        draw.seed(engine::SelectionSeed(run_seed_, selections_));
+      }
+      if (parent) {
         ++selections_;
         state_.NoteSelection(*parent);
         ++in_flight_;

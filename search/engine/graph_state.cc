@@ -47,6 +47,27 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
   return unfinished;
 }
 
+Result<bool> GraphState::Adopt(NodeId node) {
+  if (graph_.Contains(node)) return false;
+  auto record = store_.GetNode(node);
+  if (!record) return Fail(record.error());
+  auto edges = store_.LoadEdges(graph_id_);
+  if (!edges) return Fail(edges.error());
+  GraphNode stored;
+  stored.id = record->id;
+  stored.status = record->status;
+  stored.speedup = record->status == NodeStatus::kMeasured ? record->speedup : std::nullopt;
+  stored.run_id = record->run_id;
+  stored.expansions = static_cast<int>(record->expansions);
+  graph_.AddNode(stored);
+  for (const EdgeRecord& edge : *edges) {
+    if (edge.child == node && edge.parent != node && graph_.Contains(edge.parent)) {
+      graph_.AddDerivation(edge.parent, edge.child, edge.kind);
+    }
+  }
+  return true;
+}
+
 Result<std::shared_ptr<const std::string>> GraphState::Source(const std::string& hash) {
   auto& source = sources_[hash];
   if (!source) {
@@ -100,6 +121,12 @@ Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& not
       call.run_id = run_id_;
       if (!call.node_id) call.node_id = node;  // an analysis names the node it analysed
       if (auto id = store_.AddLlmCall(call); !id) return Fail(id.error());
+    }
+    for (HumanActionRecord& action : notes.actions) {
+      action.graph_id = graph_id_;
+      action.run_id = run_id_;
+      if (action.node_id == 0 && node) action.node_id = *node;
+      if (auto id = store_.AddHumanAction(action); !id) return Fail(id.error());
     }
     for (const auto& [kind, detail] : notes.events) {
       if (auto done = store_.AddRunEvent(run_id_, kind, detail); !done) return done;

@@ -40,6 +40,9 @@ namespace kestrel::engine {
 struct ChangeNotes {
   std::vector<LlmCallRecord> calls;  // stored naming the node the change is about (none for a decline)
   std::vector<std::pair<std::string, std::string>> events;  // run events: kind, detail JSON
+  // A reviewer's verdicts, stored for this graph and run naming the node the
+  // change is about when they name none (the duplicate's existing node).
+  std::vector<HumanActionRecord> actions;
   std::string run_state;  // the run's resumable state after the change; "": not saved
   // Instead of run_state, for a change that makes a node: the state given
   // the new node's id (which the state may name).
@@ -86,6 +89,10 @@ class GraphState {
   // The node of the graph with this candidate identity, if any.
   Result<std::optional<NodeId>> FindByIdentity(const std::string& identity);
 
+  // A node another process stored in the graph while the run went on (a
+  // person's, `kestrel add`): read with the edges into it. False when the
+  // graph holds it already; NotFound for an unknown node.
+  Result<bool> Adopt(NodeId node);
   // A seed: a node without a parent.
   Result<NodeId> AddSeed(NodeRecord record);
   // A new node under `parent` by an edge of `edge_kind` ("derive", "fix").

@@ -59,7 +59,7 @@ Analyst::Verdict Analyst::AnalysisOf(const ParentView& parent, const MutationPro
     if (stopped_) return verdict;
     entries_[parent.id] = {};  // this expansion pays; the others wait
   }
-  PaidCall paid = MakePaidCall(*client_, *budget_, config_, AnalysisPrompt(input), "analysis", cancelled);
+  PaidCall paid = MakePaidCall(*client_, *budget_, config_, WithGuidance(AnalysisPrompt(input), parent.human), "analysis", cancelled);
   std::shared_ptr<const Analysis> analysis;
   if (!paid.made) {
     verdict.budget_spent = true;

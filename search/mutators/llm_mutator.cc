@@ -1,4 +1,5 @@
 #include "search/mutators/llm_mutator.h"
+#include "search/mutators/reviewer.h"
 
 #include <algorithm>
 #include <atomic>
@@ -59,11 +60,12 @@ class LlmMutator final : public Mutator {
         std::uniform_real_distribution<double>(0.0, 1.0)(rng) < config_.combine_share) {
       const CombinePartner& partner =
           parent.partners[std::uniform_int_distribution<std::size_t>(0, parent.partners.size() - 1)(rng)];
-      const LlmRequest request =
+      const LlmRequest request = WithGuidance(
           CombinePrompt(*context_.task, {parent.id, parent.candidate, parent.measurement},
                         {partner.id, partner.candidate, partner.measurement}, context_.host, context_.threads,
-                        config_.max_tokens, config_.temperature);
-      return Call(request, "combine", parent.candidate,
+                        config_.max_tokens, config_.temperature),
+          parent.human);
+      return Call(request, "combine", parent.id, parent.candidate,
                   fmt::format("combine #{} + #{}: llm:{}", parent.id, partner.id, config_.model), EdgeKind::kDerive,
                   is_known);
     }
@@ -88,23 +90,24 @@ class LlmMutator final : public Mutator {
     }
     const std::string mutation = "llm:" + config_.model + ":" + label;
     if (config_.plan) {
-      MutationResult planned = Call(PlanPrompt(input), "plan", parent.candidate, mutation, EdgeKind::kDerive, is_known);
-      const bool have_plan = !planned.calls.empty() && planned.calls.back().error.empty();
+      MutationResult planned = Call(WithGuidance(PlanPrompt(input), parent.human), "plan", parent.id, parent.candidate, mutation, EdgeKind::kDerive, is_known);
+      const bool have_plan = !planned.calls.empty() && planned.calls.back().error.empty() && !planned.plan.empty();
       Prepend(result, planned);
       if (!have_plan) return planned;
-      input.plan = planned.calls.back().response;
+      input.plan = planned.plan;
       result = std::move(planned);
     }
-    MutationResult made = Call(MutationPrompt(input), "mutate", parent.candidate, mutation, EdgeKind::kDerive, is_known);
+    MutationResult made = Call(WithGuidance(MutationPrompt(input), parent.human), "mutate", parent.id, parent.candidate, mutation, EdgeKind::kDerive, is_known);
     Prepend(result, made);
     return made;
   }
 
   MutationResult Fix(const ParentView& failed, const Measurement& measurement, const IsKnown& is_known) override {
-    const LlmRequest request =
+    const LlmRequest request = WithGuidance(
         FixPrompt(*context_.task, failed.candidate, measurement.outcome, measurement.reason, measurement.log,
-                  context_.host, context_.threads, config_.max_tokens, config_.temperature);
-    return Call(request, "fix", failed.candidate,
+                  context_.host, context_.threads, config_.max_tokens, config_.temperature),
+        failed.human);
+    return Call(request, "fix", failed.id, failed.candidate,
                 "llm:" + config_.model + ":fix " + std::string(ToString(measurement.outcome)), EdgeKind::kFix,
                 is_known);
   }
@@ -150,6 +153,9 @@ class LlmMutator final : public Mutator {
     later.calls.insert(later.calls.begin(), std::make_move_iterator(earlier.calls.begin()),
                        std::make_move_iterator(earlier.calls.end()));
     earlier.calls.clear();
+    later.reviews.insert(later.reviews.begin(), std::make_move_iterator(earlier.reviews.begin()),
+                         std::make_move_iterator(earlier.reviews.end()));
+    earlier.reviews.clear();
     if (later.note.empty()) later.note = earlier.note;
   }
 
@@ -196,7 +202,7 @@ class LlmMutator final : public Mutator {
 
   // Sends `request` and turns the reply into a proposal derived from `parent`.
   // A plan's reply is text: it is taken as it is, no code is looked for.
-  MutationResult Call(const LlmRequest& request, const std::string& purpose, const Candidate& parent,
+  MutationResult Call(const LlmRequest& request, const std::string& purpose, NodeId parent_id, const Candidate& parent,
                       const std::string& mutation, EdgeKind edge_kind, const IsKnown& is_known) {
     MutationResult result;
     result.exhausted = false;  // a declined call may succeed next time
@@ -232,6 +238,7 @@ class LlmMutator final : public Mutator {
     } else if (purpose == "plan") {
       if (response.text.empty()) call.error = "empty plan";
       result.note = call.error;
+      result.plan = response.text;
     } else if (auto code = ExtractCode(response.text, context_.task->entry); !code) {
       call.error = "no usable code: " + code.error().message();
       result.note = call.error;
@@ -250,8 +257,57 @@ class LlmMutator final : public Mutator {
         result.proposal = std::move(proposal);
       }
     }
+    if (context_.reviewer && (result.proposal || !result.plan.empty())) AskReviewer(parent_id, purpose, mutation, result);
     result.calls.push_back(std::move(call));
     return result;
+  }
+
+  // A person's verdict on a proposal or a plan (kestrel run --review): the
+  // reply stays in the LLM call as it came; an edit replaces what becomes
+  // the node (or the plan), a rejection declines with the reason, which the
+  // next prompt for the parent quotes (engine_human.cc).
+  void AskReviewer(NodeId parent_id, const std::string& purpose, const std::string& mutation, MutationResult& result) {
+    const bool is_plan = !result.proposal;
+    const ReviewVerdict verdict = context_.reviewer->Review(
+        {parent_id, purpose, mutation, is_plan ? result.plan : result.proposal->candidate.source});
+    HumanActionRecord action;
+    action.author = verdict.author;
+    switch (verdict.kind) {
+      case ReviewVerdict::Kind::kAccept:
+        action.kind = HumanActionKind::kReviewAccept;
+        action.text = purpose;
+        break;
+      case ReviewVerdict::Kind::kEdit: {
+        action.kind = HumanActionKind::kReviewEdit;
+        action.text = purpose + ": edited by " + verdict.author;
+        if (is_plan) {
+          result.plan = verdict.text;
+          break;
+        }
+        auto knobs = ParseKnobs(verdict.text);
+        if (!knobs) {
+          action.kind = HumanActionKind::kReviewReject;
+          action.node_id = parent_id;
+          action.text = "the edited version declares bad knobs: " + knobs.error().message();
+          result.proposal.reset();
+          result.note = action.text;
+          break;
+        }
+        result.proposal->candidate.source = verdict.text;
+        result.proposal->candidate.knobs = DefaultKnobs(*knobs);
+        result.proposal->mutation += " (edited by " + verdict.author + ")";
+        break;
+      }
+      case ReviewVerdict::Kind::kReject:
+        action.kind = HumanActionKind::kReviewReject;
+        action.node_id = parent_id;  // the next prompt for the parent quotes it
+        action.text = verdict.text;
+        result.proposal.reset();
+        result.plan.clear();
+        result.note = fmt::format("{} rejected by {}: {}", is_plan ? "plan" : "proposal", verdict.author, verdict.text);
+        break;
+    }
+    result.reviews.push_back(std::move(action));
   }
 
   MutatorConfig config_;

@@ -29,6 +29,8 @@ namespace kestrel {
 
 class Analyst;
 
+class Reviewer;
+
 struct LlmContext {
   std::shared_ptr<const Task> task;  // required
   HostInfo host;
@@ -37,6 +39,8 @@ struct LlmContext {
   // The run's analyst, shared by its llm mutators; null: none (the
   // directions come from the mutator's bandit).
   std::shared_ptr<Analyst> analyst{};
+  // A person reviewing every proposal and plan (`kestrel run --review`); null: none.
+  std::shared_ptr<Reviewer> reviewer{};
 };
 
 // `config` gives the model, temperature, max_tokens and prices (for the spend

@@ -22,6 +22,7 @@
 #include "core/candidate.h"
 #include "core/measurement.h"
 #include "graph/search_graph.h"
+#include "store/human_records.h"
 #include "store/records.h"
 
 namespace kestrel {
@@ -58,6 +59,17 @@ struct Inspiration {
   std::string source;
 };
 
+// What the person running the search said (human_actions), as of the
+// action the selection saw: standing instructions of the run (`kestrel
+// steer`), notes on the parent and its lineage (`kestrel note`), and the
+// parent's proposals a reviewer rejected with the reason.
+struct HumanGuidance {
+  std::vector<std::string> instructions{};
+  std::vector<std::string> notes{};       // "node 4 (llm:m:unroll): keep the tail loop"
+  std::vector<std::string> rejections{};  // the reasons, oldest first
+  bool empty() const { return instructions.empty() && notes.empty() && rejections.empty(); }
+};
+
 struct ParentView {
   NodeId id = 0;
   Candidate candidate;  // with its source text
@@ -86,6 +98,8 @@ struct ParentView {
   // The strategy's knob search (model, portfolio): the knob mutator asks it
   // for the variant instead of making a one-step move. Null otherwise.
   std::shared_ptr<KnobAdvisor> advisor{};
+  // For LLM-like mutators: what people said (every prompt carries it).
+  HumanGuidance human{};
 };
 
 // What the engine records for one mutator call: the proposal (or a decline),
@@ -98,6 +112,10 @@ struct MutationResult {
   bool exhausted = true;    // declined: nothing more to try for this parent
   std::string stop_reason;  // non-empty: this mutator stopped for the rest of the run (why)
   bool budget_spent = false;  // declined because the run's usd budget is spent: the run stops
+  // A reviewer's verdicts (review_accept / review_edit on the node made,
+  // node_id 0 until it is known; review_reject on the parent), stored with the change.
+  std::vector<HumanActionRecord> reviews;
+  std::string plan;  // a plan call's plan, as the reviewer left it
 };
 
 // What became of a node a mutator made: its outcome and speedup, and the
@@ -124,7 +142,9 @@ class Mutator {
   virtual bool WantsContext() const { return false; }
   // A variant of `parent`; the default wraps Propose.
   virtual MutationResult Expand(const ParentView& parent, std::mt19937_64& rng, const IsKnown& is_known) {
-    return {Propose(parent, rng, is_known), {}, "", true, ""};
+    MutationResult result;
+    result.proposal = Propose(parent, rng, is_known);
+    return result;
   }
   // The engine is stopping: calls in flight end now (they decline). Thread-safe;
   // later calls decline at once. The default does nothing.

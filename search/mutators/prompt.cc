@@ -176,6 +176,25 @@ std::string DirectionSection(const MutationPromptInput& input) {
 
 }  // namespace
 
+LlmRequest WithGuidance(LlmRequest request, const HumanGuidance& human) {
+  if (human.empty() || request.messages.empty()) return request;
+  std::string text;
+  if (!human.instructions.empty()) {
+    text += "\n## Instructions from the person running this search\nFollow these in every version you write:\n";
+    for (const std::string& instruction : human.instructions) text += "- " + instruction + "\n";
+  }
+  if (!human.notes.empty()) {
+    text += "\n## Notes of the person running this search on this lineage\n";
+    for (const std::string& note : human.notes) text += "- " + note + "\n";
+  }
+  if (!human.rejections.empty()) {
+    text += "\n## Proposals for this parent that the person rejected, and why\nDo not repeat them:\n";
+    for (const std::string& reason : human.rejections) text += "- " + reason + "\n";
+  }
+  request.messages.back().content += text;
+  return request;
+}
+
 LlmRequest MutationPrompt(const MutationPromptInput& input) {
   std::string user = ParentContext(input) + DirectionSection(input);
   if (!input.plan.empty()) user += "\n## Plan to implement\n" + input.plan + "\n";

@@ -87,6 +87,11 @@ struct CombineParent {
 LlmRequest CombinePrompt(const Task& task, const CombineParent& first, const CombineParent& second,
                          const HostInfo& host, int threads = 1, int max_tokens = 16000, double temperature = 0.7);
 
+// `request` with the person's guidance appended to its last message
+// ("Instructions from the person running this search", their notes on the
+// lineage, rejected proposals and why); unchanged when there is none.
+LlmRequest WithGuidance(LlmRequest request, const HumanGuidance& human);
+
 // `log` cut to at most `max_lines` lines and `max_chars` characters.
 std::string TrimLog(std::string_view log, std::size_t max_lines = 40, std::size_t max_chars = 4000);
 

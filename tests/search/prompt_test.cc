@@ -215,6 +215,25 @@ TEST_CASE("a combine prompt holds both parents' code, knobs and measurements, na
   CHECK(Has(text, "single-threaded"));
 }
 
+TEST_CASE("a person's guidance is appended to a prompt: instructions, lineage notes, rejections; none leaves it as it was") {
+  const Task task = MakeTask();
+  const LlmRequest plain = MutationPrompt(StandingInput(task));
+  CHECK(UserText(WithGuidance(plain, HumanGuidance{})) == UserText(plain));
+  HumanGuidance human;
+  human.instructions = {"use AVX-512", "keep the reduction in double"};
+  human.notes = {"node 1 (seed:seed.cpp): the tail loop must stay scalar"};
+  human.rejections = {"unrolling by two is not worth a node"};
+  const std::string text = UserText(WithGuidance(plain, human));
+  CHECK(text.rfind(UserText(plain), 0) == 0);  // the prompt first, unchanged
+  CHECK(Has(text, "## Instructions from the person running this search\nFollow these in every version you write:\n"
+                  "- use AVX-512\n- keep the reduction in double\n"));
+  CHECK(Has(text, "## Notes of the person running this search on this lineage\n- node 1 (seed:seed.cpp): the tail loop must stay scalar\n"));
+  CHECK(Has(text, "rejected, and why\nDo not repeat them:\n- unrolling by two is not worth a node\n"));
+  // The fix prompt carries it the same way.
+  const LlmRequest fix = FixPrompt(task, {"void axpy() {}", {}, "cc", {}}, Outcome::kWrong, "differs", "", MakeHost());
+  CHECK(Has(UserText(WithGuidance(fix, human)), "- use AVX-512\n"));
+}
+
 TEST_CASE("TrimLog keeps short logs whole") {
   CHECK(TrimLog("a\nb\n") == "a\nb\n");
   CHECK(TrimLog("") == "");

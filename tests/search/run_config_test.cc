@@ -190,6 +190,18 @@ TEST_SUITE("run_config") {
     CHECK(ToJson(*parsed).at("confirm") == json{{"top", 5}, {"rounds", 0}});
   }
 
+  TEST_CASE("review: defaults to a 5x jump or 80% of the roofline, parses and round-trips") {
+    const RunConfig defaults;
+    CHECK(defaults.review.speedup == 5.0);
+    CHECK(defaults.review.roofline == 0.8);
+    auto parsed = ParseRunConfig(json{{"task", "softmax"}, {"review", {{"speedup", 3}, {"roofline", 0.9}}}}, "c.json");
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->review.speedup == 3.0);
+    CHECK(parsed->review.roofline == 0.9);
+    CHECK(ToJson(*parsed).at("review") == json{{"speedup", 3.0}, {"roofline", 0.9}});
+    CHECK(ParseRunConfig(ToJson(*parsed), "again.json")->review.speedup == 3.0);
+  }
+
   TEST_CASE("the analyst defaults to the first llm mutator's endpoint, can be named or turned off, and round-trips") {
     // No llm mutator: no analyst.
     auto knob_only = ParseRunConfig(ContractExample(false), "c.json");
@@ -302,6 +314,12 @@ TEST_SUITE("run_config") {
         {"roofline above 1.5", With("/budget/roofline", 1.6), "budget.roofline"},
         {"roofline not a number", With("/budget/roofline", "90%"), "budget.roofline"},
         {"plan not a boolean", plan_text, "mutators[1].plan"},
+        {"review speedup below 1", With("/review/speedup", 0.5), "review.speedup"},
+        {"review speedup not a number", With("/review/speedup", "5x"), "review.speedup"},
+        {"review roofline of zero", With("/review/roofline", 0.0), "review.roofline"},
+        {"review roofline above 1.5", With("/review/roofline", 2.0), "review.roofline"},
+        {"unknown review field", With("/review/wait", true), "review.wait"},
+        {"review not an object", With("/review", 5), "review"},
         {"analyst true", With("/analyst", true), "analyst"},
         {"analyst a string", With("/analyst", "gpt-5"), "analyst"},
         {"analyst without model", With("/analyst", json{{"provider", "openai"}}), "analyst.model"},

@@ -86,7 +86,7 @@ TEST_SUITE("store") {
          "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
          "ALTER TABLE measurements DROP COLUMN baseline_speedup; ALTER TABLE nodes DROP COLUMN expansions;"
          "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; PRAGMA user_version = 1;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; PRAGMA user_version = 1;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 0);
     {
       auto store = Must(Store::Open(path));
@@ -125,7 +125,7 @@ TEST_SUITE("store") {
     }
     Exec(path,
          "ALTER TABLE nodes DROP COLUMN expansions; DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; PRAGMA user_version = 3;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; PRAGMA user_version = 3;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     std::map<std::int64_t, std::int64_t> expansions;
@@ -149,7 +149,7 @@ TEST_SUITE("store") {
       node = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
     }
     Exec(path, "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; PRAGMA user_version = 4;");
+               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; PRAGMA user_version = 4;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'code_hash'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -178,7 +178,7 @@ TEST_SUITE("store") {
       call.prompt = "[]";
       Must(store->AddLlmCall(call));
     }
-    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; PRAGMA user_version = 5;");
+    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; PRAGMA user_version = 5;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'profiles'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -203,6 +203,39 @@ TEST_SUITE("store") {
     CHECK_FALSE(Must(store->LatestProfile(node, 7)).has_value());  // no profile on host 7
     profile.node_id = node + 100;
     CHECK(store->AddProfile(profile).error().IsNotFound());
+  }
+
+  TEST_CASE("a v6 file gets the human_actions table and the human edge kind; its graph and edges are kept") {
+    testing::TempDir dir;
+    const auto path = dir / "v6.db";
+    std::int64_t graph_id = 0;
+    std::int64_t seed = 0;
+    std::int64_t child = 0;
+    {
+      auto store = Must(Store::Open(path));
+      const auto task_id = Must(store->UpsertTask(testing::MakeTask("t")));
+      graph_id = Must(store->GraphForTask(task_id, false));
+      seed = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
+      child = Must(store->AddNode(NewNodeRecord({"child", {}, "c++", {}}, graph_id, 0, "m"),
+                                  EdgeRecord{seed, 0, EdgeKind::kDerive, 0, "m", 0}));
+    }
+    Exec(path, "DROP TABLE human_actions; PRAGMA user_version = 6;");
+    CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'human_actions'") == 0);
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == kSchemaVersion);
+    CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name LIKE 'human_actions_by_%'") == 2);
+    CHECK(Must(store->LoadEdges(graph_id)).size() == 1);
+    const auto added = Must(store->AddNode(NewNodeRecord({"by hand", {}, "c++", {}}, graph_id, 0, "human:ada"),
+                                           EdgeRecord{child, 0, EdgeKind::kHuman, 0, "human:ada", 0}));
+    const auto edges = Must(store->LoadEdges(graph_id));
+    REQUIRE(edges.size() == 2);
+    CHECK(edges[1].kind == EdgeKind::kHuman);
+    CHECK(edges[1].child == added);
+    Must(store->AddHumanAction({0, graph_id, added, 0, HumanActionKind::kAdd, "by hand", "ada", 0}));
+    CHECK(Must(store->NodeActions(added)).size() == 1);
+    // The table's CHECK refuses a kind no reader knows, whoever writes it.
+    CHECK_FALSE(testing::ExecSql(path, "INSERT INTO human_actions (graph_id, kind, text, author, created_at) "
+                                       "VALUES (1, 'shrug', '', 'x', 0)").empty());
   }
 
   TEST_CASE("a file from a newer Kestrel is refused") {

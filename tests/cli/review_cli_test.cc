@@ -1,0 +1,239 @@
+// `kestrel run --review` driven through a pseudo-terminal (forkpty): the
+// real binary, a scripted OpenAI-compatible server on loopback, and an
+// EDITOR that is a small script editing the file. A rejection, an edit and
+// an acceptance, each recorded as a human action and visible in the graph;
+// the reason of the rejection reaches the next prompt for that parent.
+// Without a terminal, --review refuses to start.
+
+#include <doctest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_workspace.h"
+#include "testing.h"
+#include "tests/llm/scripted_server.h"
+#include "tests/sqlite_peek.h"
+
+using namespace kestrel;
+using nlohmann::json;
+using testing::Exec;
+using testing::Reply;
+using testing::ScriptedServer;
+using testing::Workspace;
+
+namespace {
+
+constexpr char kKeyEnv[] = "KESTREL_REVIEW_TEST_KEY";
+constexpr char kQuestion[] = "[a]ccept, [e]dit in $EDITOR, [r]eject with a reason?";
+
+// A correct axpy, unrolled `unroll` times: each reply a different kernel.
+std::string Axpy(int unroll) {
+  std::string body = "#include <cstdint>\nvoid axpy(const float* x, float* y, int64_t n) {\n  int64_t i = 0;\n";
+  body += "  for (; i + " + std::to_string(unroll) + " <= n; i += " + std::to_string(unroll) + ") {\n";
+  for (int u = 0; u < unroll; ++u) body += "    y[i + " + std::to_string(u) + "] = 2.0f * x[i + " + std::to_string(u) + "] + 1.0f;\n";
+  return body + "  }\n  for (; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;\n}\n";
+}
+
+Reply Chat(const std::string& code) {
+  return {200, json{{"choices", {{{"message", {{"role", "assistant"}, {"content", "```cpp\n" + code + "```\n"}}}, {"finish_reason", "stop"}}}},
+                    {"usage", {{"prompt_tokens", 900}, {"completion_tokens", 150}}}}
+                   .dump()};
+}
+
+std::string WriteConfig(Workspace& workspace, const ScriptedServer& server) {
+  ::setenv(kKeyEnv, "sk-review-test", 1);
+  ::setenv("NO_PROXY", "127.0.0.1", 1);
+  ::setenv("no_proxy", "127.0.0.1", 1);
+  const json config = {
+      {"task", "affine"},
+      {"mutators",
+       {{{"kind", "llm"}, {"provider", "openai"}, {"model", "scripted-model"}, {"base_url", server.BaseUrl()},
+         {"api_key_env", kKeyEnv}, {"timeout_s", 10}, {"max_tokens", 1000}, {"combine_share", 0}}}},
+      {"analyst", false},
+      {"evaluator", {{"min_time", 0.02}, {"min_samples", 3}}},
+      {"confirm", {{"rounds", 0}}},
+      {"budget", {{"evaluations", 3}, {"time", "120s"}}},
+      {"parallel", {{"max_in_flight", 1}}}};
+  const auto path = workspace.path() / "review.json";
+  testing::WriteFile(path, config.dump(2));
+  return path.string();
+}
+
+// kestrel on a pseudo-terminal: what it printed so far, and the answers.
+class Terminal {
+ public:
+  Terminal(const Workspace& workspace, const std::vector<std::string>& args, const std::string& editor) {
+    std::vector<std::string> full{testing::KestrelPath().string(), "--db", workspace.db().string(), "--tasks-dir",
+                                  workspace.tasks().string()};
+    full.insert(full.end(), args.begin(), args.end());
+    pid_ = forkpty(&master_, nullptr, nullptr, nullptr);
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (auto& arg : full) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::setenv("EDITOR", editor.c_str(), 1);
+      ::setenv("USER", "ada", 1);
+      ::unsetenv("KESTREL_DB");
+      if (chdir(workspace.path().c_str()) != 0) _exit(127);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  ~Terminal() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    close(master_);
+  }
+
+  // Reads until the `count`-th question appears (true) or the process ends
+  // or `seconds` pass (false).
+  bool WaitForQuestion(int count, double seconds = 90) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (Questions() < count) {
+      if (std::chrono::steady_clock::now() > deadline || !ReadSome()) return false;
+    }
+    return true;
+  }
+  void Type(const std::string& line) {
+    const std::string text = line + "\n";
+    REQUIRE(write(master_, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  }
+  // Reads to the end; the exit code.
+  int Finish() {
+    while (ReadSome()) {
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid_, &status, 0) == pid_);
+    exited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  const std::string& screen() const { return screen_; }
+
+ private:
+  int Questions() const {
+    int count = 0;
+    for (auto at = screen_.find(kQuestion); at != std::string::npos; at = screen_.find(kQuestion, at + 1)) ++count;
+    return count;
+  }
+  // False at the end of the output (the process closed the terminal).
+  bool ReadSome() {
+    pollfd ready{master_, POLLIN, 0};
+    if (poll(&ready, 1, 200) < 0) return false;
+    if ((ready.revents & (POLLIN | POLLHUP)) == 0) return true;
+    char buffer[4096];
+    const ssize_t got = read(master_, buffer, sizeof(buffer));
+    if (got <= 0) return false;  // EIO once the child is gone
+    screen_.append(buffer, static_cast<std::size_t>(got));
+    return true;
+  }
+
+  int master_ = -1;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  std::string screen_;
+};
+
+}  // namespace
+
+TEST_SUITE("cli") {
+  TEST_CASE("kestrel run --review on a terminal: a rejection fed back, an edit in $EDITOR, an acceptance, each recorded") {
+    ScriptedServer server({Chat(Axpy(2)), Chat(Axpy(4)), Chat(Axpy(8)), Chat(Axpy(16))});
+    Workspace workspace;
+    const std::string config = WriteConfig(workspace, server);
+    const auto editor = workspace.path() / "edit.sh";
+    testing::WriteFile(editor, "#!/bin/sh\nprintf '// edited by hand\\n' >> \"$1\"\n");
+    REQUIRE(chmod(editor.c_str(), 0755) == 0);
+
+    Terminal terminal(workspace, {"run", config, "--each", "--review"}, editor.string());
+    REQUIRE_MESSAGE(terminal.WaitForQuestion(1), terminal.screen());
+    CHECK(terminal.screen().find("i + 2 <= n") != std::string::npos);  // the proposal was shown
+    terminal.Type("r");
+    terminal.Type("unrolling by two is not worth a node");
+    REQUIRE_MESSAGE(terminal.WaitForQuestion(2), terminal.screen());
+    terminal.Type("e");
+    REQUIRE_MESSAGE(terminal.WaitForQuestion(3), terminal.screen());
+    terminal.Type("a");
+    const int code = terminal.Finish();
+    CAPTURE(terminal.screen());
+    REQUIRE(code == 0);
+
+    // The rejection reached the next prompt for the same parent (the seed).
+    const auto seen = server.seen();
+    REQUIRE(seen.size() == 3);
+    CHECK(seen[0].body.find("unrolling by two is not worth a node") == std::string::npos);
+    CHECK(seen[1].body.find("rejected") != std::string::npos);
+    CHECK(seen[1].body.find("unrolling by two is not worth a node") != std::string::npos);
+
+    const auto db = workspace.db();
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM human_actions") == 3);
+    const std::int64_t seed = testing::QueryInt(db, "SELECT id FROM nodes WHERE mutation LIKE 'seed:%'");
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM human_actions WHERE kind = 'review_reject' AND node_id = " +
+                                    std::to_string(seed) + " AND author = 'ada' AND text = 'unrolling by two is not worth a node'") == 1);
+    const std::int64_t edited = testing::QueryInt(db, "SELECT node_id FROM human_actions WHERE kind = 'review_edit'");
+    const std::int64_t accepted = testing::QueryInt(db, "SELECT node_id FROM human_actions WHERE kind = 'review_accept'");
+    REQUIRE(edited > 0);
+    REQUIRE(accepted > 0);
+    // Both are in the graph, measured: the edited one under the seed (the
+    // only measured node then), the accepted one under the seed or under it.
+    const auto parent_of = [&](std::int64_t node) {
+      return testing::QueryInt(db, "SELECT parent_id FROM edges WHERE kind = 'derive' AND child_id = " + std::to_string(node));
+    };
+    CHECK(parent_of(edited) == seed);
+    CHECK((parent_of(accepted) == seed || parent_of(accepted) == edited));
+    for (const std::int64_t node : {edited, accepted}) {
+      CAPTURE(node);
+      CHECK(testing::QueryInt(db, "SELECT count(*) FROM nodes WHERE status = 'measured' AND id = " + std::to_string(node)) == 1);
+    }
+    // The edited version is the node; the LLM's original stays in its call.
+    const json shown = json::parse(workspace.Run({"show", std::to_string(edited), "--json"}).out);
+    CHECK(shown.at("source").get<std::string>().find("// edited by hand") != std::string::npos);
+    CHECK(shown.at("source").get<std::string>().find("i + 4 <= n") != std::string::npos);
+    REQUIRE(shown.at("llm_calls").size() == 1);
+    CHECK(shown.at("llm_calls")[0].at("response").get<std::string>().find("edited by hand") == std::string::npos);
+    CHECK(shown.at("mutation").get<std::string>().find("(edited by ada)") != std::string::npos);
+    REQUIRE(shown.at("actions").size() == 1);
+    CHECK(shown.at("actions")[0].at("kind") == "review_edit");
+    const json accepted_node = json::parse(workspace.Run({"show", std::to_string(accepted), "--json"}).out);
+    CHECK(accepted_node.at("source").get<std::string>().find("i + 8 <= n") != std::string::npos);
+    CHECK(accepted_node.at("actions")[0].at("kind") == "review_accept");
+    const Exec text = workspace.Run({"show", std::to_string(edited)});
+    CHECK(text.out.find("review_edit") != std::string::npos);
+  }
+
+  TEST_CASE("kestrel run --review without a terminal refuses to start instead of waiting") {
+    Workspace workspace;
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    const auto err = workspace.path() / "err";
+    if (pid == 0) {
+      const int null = open("/dev/null", O_RDONLY);
+      const int errors = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(null, STDIN_FILENO);
+      dup2(errors, STDERR_FILENO);
+      execl(testing::KestrelPath().c_str(), "kestrel", "--db", workspace.db().c_str(), "--tasks-dir",
+            workspace.tasks().c_str(), "run", "--task", "affine", "--review", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK(testing::ReadFile(err).find("--review") != std::string::npos);
+    CHECK(testing::ReadFile(err).find("not a terminal") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(workspace.db()));  // nothing started
+  }
+}
