@@ -105,13 +105,13 @@ class LiveServer::Impl {
     server_.Get("/", [this](const httplib::Request& request, httplib::Response& response) { Page(request, response); });
     server_.Get("/api/version", [this](const httplib::Request&, httplib::Response& response) { Version(response); });
     server_.Get("/api/runs", [this](const httplib::Request&, httplib::Response& response) { Runs(response); });
-    // The write routes. The token is checked before any route (above); what
-    // a write stores comes with the person-in-the-loop tables (issue 19 §3:
-    // notes, labels, bans, pins). THE PLACE TO FILL: until the store has
-    // them, an authorized write is 501 and changes nothing.
-    server_.Post(R"(/api/nodes/(\d+)/(note|label|ban|pin))", [](const httplib::Request&, httplib::Response& response) {
-      SendError(response, 501, "writes are not implemented yet: nothing was changed");
-    });
+    // The write routes: a person's action on a node (store_human.cc), the
+    // same rows `kestrel note|label|ban|pin` writes. The token is checked
+    // before any route (above). The body is the note's text or the label's
+    // word; for ban and pin, empty or "undo". X-Kestrel-Author names the
+    // author (default "web").
+    server_.Post(R"(/api/nodes/(\d+)/(note|label|ban|pin))",
+                 [this](const httplib::Request& request, httplib::Response& response) { Act(request, response); });
   }
 
   Status BindPort() {
@@ -139,6 +139,50 @@ class LiveServer::Impl {
   }
 
   Result<std::unique_ptr<Store>> Open() const { return Store::Open(options_.db, Store::Mode::kReadOnly); }
+
+  void Act(const httplib::Request& request, httplib::Response& response) {
+    std::int64_t node_id = 0;
+    try {
+      node_id = std::stoll(request.matches[1].str());
+    } catch (const std::exception&) {
+      return SendError(response, 400, "a node id is a number");
+    }
+    const std::string verb = request.matches[2].str();
+    const std::string& body = request.body;
+    std::string author = request.get_header_value("X-Kestrel-Author");
+    if (author.empty()) author = "web";
+    HumanActionKind kind = HumanActionKind::kNote;
+    std::string text = body;
+    if (verb == "note") {
+      if (body.empty()) return SendError(response, 400, "a note needs its text as the request's body");
+    } else if (verb == "label") {
+      kind = HumanActionKind::kLabel;
+      if (!IsLabelWord(body)) {
+        std::string words;
+        for (std::string_view word : kLabelWords) words += (words.empty() ? "" : ", ") + std::string(word);
+        return SendError(response, 400, "a label is one of " + words);
+      }
+    } else {
+      if (!body.empty() && body != "undo") return SendError(response, 400, "the body of a " + verb + " is empty or \"undo\"");
+      const bool undo = body == "undo";
+      kind = verb == "ban" ? (undo ? HumanActionKind::kUnban : HumanActionKind::kBan)
+                           : (undo ? HumanActionKind::kUnpin : HumanActionKind::kPin);
+      text.clear();
+    }
+    // One short write per request, on a connection of its own; a run writing
+    // meanwhile is waited for (SQLite's busy timeout), never blocked long.
+    auto store = Store::Open(options_.db);
+    if (!store) return SendError(response, 503, store.error().message());
+    auto node = (*store)->GetNode(node_id);
+    if (!node) {
+      return SendError(response, node.error().code() == ErrorCode::kNotFound ? 404 : 503, node.error().message());
+    }
+    auto id = (*store)->AddHumanAction({0, node->graph_id, node->id, 0, kind, text, author, 0});
+    if (!id) return SendError(response, id.error().IsInvalidArgument() ? 400 : 503, id.error().message());
+    response.status = 201;
+    response.set_content(Dump(nlohmann::json{{"action", *id}, {"node", node_id}, {"kind", ToString(kind)}, {"author", author}}),
+                         "application/json");
+  }
 
   void Version(httplib::Response& response) {
     auto store = Open();

@@ -5,10 +5,12 @@
 //   GET  /                 the live report page (?task=T, ?run=ID) and a list of every run
 //   GET  /api/version      {"measurement", "node", "run_event"}: the newest ids; the page polls it
 //   GET  /api/runs         every run with its status (JSON)
-//   POST /api/nodes/N/...  write routes: the token is checked (401 without it), then 501
+//   POST /api/nodes/N/{note,label,ban,pin}  a person's action on the node (store_human.cc),
+//                          after the token check (401 without it); body: the text, the
+//                          label word, or empty / "undo"; X-Kestrel-Author: the author
 //
-// Every request opens its own read-only connection (WAL: a reader never
-// blocks the run that writes); a page is rendered once per data version and
+// Every read opens its own read-only connection (WAL: a reader never
+// blocks the run that writes; a write opens a read-write one for its one row); a page is rendered once per data version and
 // scope and shared by the requests that ask for it meanwhile. Bad requests
 // get a 4xx with a JSON message; a handler's exception a 500, never a crash.
 //

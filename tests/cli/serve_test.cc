@@ -89,11 +89,48 @@ TEST_SUITE("serve") {
     CHECK(in_url->status == 401);
     const auto unknown_route = client.Delete("/api/runs");
     CHECK(unknown_route->status == 401);
-    // The right token passes the check; writes themselves are not there yet (501, nothing stored).
+    // The right token passes the check; this database has no node 1 (404, nothing stored).
     const auto right = client.Post("/api/nodes/1/note", {{"X-Kestrel-Token", "s3cret-token"}}, "x", "text/plain");
-    CHECK(right->status == 501);
+    CHECK(right->status == 404);
     CHECK(client.Get("/api/version")->body == before);
     CHECK(testing::StopServe(served).code == 0);
+  }
+
+  TEST_CASE("a write with the token is a person's action on the node, as kestrel note, label, ban and pin write it") {
+    Workspace& workspace = testing::Searched();
+    const auto served = testing::StartServe(workspace, {"--token", "t0k"});
+    httplib::Client client("127.0.0.1", served.port);
+    const httplib::Headers token = {{"X-Kestrel-Token", "t0k"}, {"X-Kestrel-Author", "ada"}};
+    const auto note = client.Post("/api/nodes/2/note", token, "the unroll looks right", "text/plain");
+    REQUIRE(note);
+    CHECK(note->status == 201);
+    CHECK(json::parse(note->body)["kind"] == "note");
+    CHECK(client.Post("/api/nodes/2/label", token, "suspicious", "text/plain")->status == 201);
+    CHECK(client.Post("/api/nodes/2/label", token, "great", "text/plain")->status == 400);
+    CHECK(client.Post("/api/nodes/2/note", token, "", "text/plain")->status == 400);
+    CHECK(client.Post("/api/nodes/3/ban", token, "", "text/plain")->status == 201);
+    CHECK(client.Post("/api/nodes/3/pin", token, "sideways", "text/plain")->status == 400);
+    CHECK(client.Post("/api/nodes/999999/note", token, "x", "text/plain")->status == 404);
+    CHECK(testing::StopServe(served).code == 0);
+    auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
+    REQUIRE(store);
+    const auto notes = (*store)->NodeNotes(2);
+    REQUIRE(notes);
+    REQUIRE(notes->size() == 1);
+    CHECK(notes->front().text == "the unroll looks right");
+    CHECK(notes->front().author == "ada");
+    const auto label = (*store)->NodeLabel(2);
+    REQUIRE(label);
+    REQUIRE(label->has_value());
+    CHECK((*label)->text == "suspicious");
+    const auto node = (*store)->GetNode(3);
+    REQUIRE(node);
+    const auto banned = (*store)->BannedNodes(node->graph_id);
+    REQUIRE(banned);
+    CHECK(*banned == std::vector<std::int64_t>{3});
+    // The same rows the CLI reads back.
+    const Exec shown = workspace.Run({"show", "2"});
+    CHECK(shown.out.find("the unroll looks right") != std::string::npos);
   }
 
   TEST_CASE("traversal, oversized and malformed requests get a 4xx and the server stays up") {
