@@ -231,7 +231,8 @@ TEST_SUITE("task") {
     CHECK(SizeOf(ScalarType::kI32) == 4);
     CHECK(SizeOf(ScalarType::kI64) == 8);
     for (ScalarType type : kScalarTypes) CHECK(ParseScalarType(ToString(type)) == type);
-    CHECK(!ParseScalarType("f16").has_value());
+    CHECK(!ParseScalarType("f8").has_value());
+    CHECK(ParseScalarType("f16") == ScalarType::kF16);
     CHECK(IsFloating(ScalarType::kF64));
     CHECK(!IsFloating(ScalarType::kI8));
     CHECK(ToString(ArgRole::kInput) == "input");
@@ -377,8 +378,14 @@ TEST_SUITE("task") {
              "got \"in\"");
     }
     SUBCASE("type unknown") {
-      broken([](Json& s) { s["args"][1]["type"] = "f16"; }, "args[1].type: expected one of f32 f64 i8 u8 i32 i64",
-             "got \"f16\"");
+      broken([](Json& s) { s["args"][1]["type"] = "f8"; },
+             "args[1].type: expected one of f32 f64 i8 u8 i32 i64 f16 bf16", "got \"f8\"");
+    }
+    SUBCASE("a scalar of a 16-bit float") {
+      broken([](Json& s) { s["args"] = Json::parse(R"([{"name": "a", "role": "scalar", "type": "bf16", "value": 1},
+                                                       {"name": "y", "role": "output", "type": "f32", "shape": ["rows", "cols"]},
+                                                       {"name": "rows", "role": "dim"}, {"name": "cols", "role": "dim"}])"); },
+             "args[0].type: a scalar of bf16 is not supported", "pass an f32");
     }
     SUBCASE("buffer without a type") { broken([](Json& s) { s["args"][1].erase("type"); }, "args[1].type: missing", "f32"); }
     SUBCASE("dim with a type") {
