@@ -42,6 +42,23 @@ std::vector<std::pair<std::string, std::string>> Facts(const NodePage& page) {
   facts.emplace_back("created", Timestamp(node.created_at));
   facts.emplace_back("cost", fmt::format("{} building and timing, ${:.4f} of LLM calls ({})", Time(page.eval_seconds),
                                          page.llm_usd, page.llm_calls.size()));
+  // What people did to it: its label (the newest), its notes, the rest.
+  std::string label, notes, others;
+  for (const HumanActionRecord& action : page.actions) {
+    const std::string by = " <span class=\"muted\">— " + Escape(action.author) + ", " + Timestamp(action.created_at) +
+                           "</span>";
+    if (action.kind == HumanActionKind::kLabel) {
+      label = "<span class=\"label\">" + Escape(action.text) + "</span>" + by;
+    } else if (action.kind == HumanActionKind::kNote) {
+      notes += "<div class=\"note\">" + Escape(action.text) + by + "</div>";
+    } else {
+      others += "<div class=\"action\">" + std::string(ToString(action.kind)) +
+                (action.text.empty() ? "" : ": " + Escape(action.text)) + by + "</div>";
+    }
+  }
+  if (!label.empty()) facts.emplace_back("label", label);
+  if (!notes.empty()) facts.emplace_back("notes", notes);
+  if (!others.empty()) facts.emplace_back("people", others);
   return facts;
 }
 

@@ -122,6 +122,20 @@ std::optional<RooflinePoint> RooflineOf(const NodePage& page) {
   return std::nullopt;
 }
 
+// The review thresholds of the newest run's config (the run was refused at
+// its start had they been bad; search/run_config.h validates them), or the
+// defaults.
+ReviewThresholds NewestReviewThresholds(const std::vector<RunView>& runs) {
+  ReviewThresholds thresholds;
+  if (runs.empty()) return thresholds;
+  const auto config = nlohmann::json::parse(runs.back().run.config_json, nullptr, false);
+  if (!config.is_object() || !config.contains("review") || !config["review"].is_object()) return thresholds;
+  const auto& review = config["review"];
+  if (review.contains("speedup") && review["speedup"].is_number()) thresholds.speedup = review["speedup"].get<double>();
+  if (review.contains("roofline") && review["roofline"].is_number()) thresholds.roofline = review["roofline"].get<double>();
+  return thresholds;
+}
+
 Result<NodePage> LoadNodePage(Store& store, std::int64_t node_id, const std::vector<EdgeRecord>& edges) {
   NodePage page;
   auto node = store.GetNode(node_id);
@@ -144,6 +158,9 @@ Result<NodePage> LoadNodePage(Store& store, std::int64_t node_id, const std::vec
   for (const MeasurementRecord& record : page.measurements) {
     page.eval_seconds += record.measurement.build_seconds + record.measurement.eval_seconds;
   }
+  auto actions = store.NodeActions(node_id);
+  if (!actions) return Fail(actions.error());
+  page.actions = std::move(*actions);
   auto profile = store.LatestProfile(node_id, 0);
   if (!profile) return Fail(profile.error());
   page.profile = std::move(*profile);
@@ -207,6 +224,10 @@ Result<ReportModel> LoadReport(Store& store, const ReportScope& scope, int top) 
     if (static_cast<int>(model.top.size()) >= top) break;
     if (in_graph.count(row.node_id) != 0) model.top.push_back(std::move(row));
   }
+
+  auto awaiting = store.ReviewQueue(model.graph_id, NewestReviewThresholds(model.runs));
+  if (!awaiting) return Fail(awaiting.error());
+  model.awaiting_review = std::move(*awaiting);
 
   for (const NodeRecord& node : model.nodes) {
     auto page = LoadNodePage(store, node.id, model.edges);

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/roofline.h"
+#include "store/human_records.h"
 #include "store/records.h"
 
 namespace kestrel {
@@ -75,6 +76,7 @@ struct NodePage {
   std::vector<LlmCallRecord> llm_calls;  // the exchange that made it, and analyses of it
   double llm_usd = 0.0;
   double eval_seconds = 0.0;  // build + evaluation time over its measurements
+  std::vector<HumanActionRecord> actions;  // what people did to it (notes, labels, bans, ...), oldest first
 };
 
 struct ReportModel {
@@ -90,6 +92,8 @@ struct ReportModel {
   std::vector<EdgeRecord> edges;
   std::vector<BestRow> top;             // the top candidates (Store::Best over the scope)
   std::vector<NodePage> pages;          // one per node, in id order
+  // Results past the newest run's review thresholds that no one has labelled yet.
+  std::vector<ReviewItem> awaiting_review;
 };
 
 // Reads the model. An unknown run or task (or a database without runs) is

@@ -1,5 +1,7 @@
 #include "report/report_page.h"
 
+#include <map>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -93,9 +95,19 @@ std::string Top(const ReportModel& model) {
       {"knobs or mutation", false,
        [](const BestRow& r) { return Escape(r.knobs.empty() ? r.mutation : ToString(r.knobs)); }},
   };
+  // A person's word on the row: its label, or that it awaits one.
+  std::map<std::int64_t, std::string> review;
+  for (const ReviewItem& item : model.awaiting_review) {
+    review[item.node_id] = "<span class=\"awaiting\">awaiting review</span> (" + Escape(item.reason) + ")";
+  }
+  for (const NodePage& page : model.pages) {
+    for (const HumanActionRecord& action : page.actions) {
+      if (action.kind == HumanActionKind::kLabel) review[page.node.id] = "<span class=\"label\">" + Escape(action.text) + "</span>";
+    }
+  }
   std::string html = "<table class=\"top\"><tr><th class=\"num\">rank</th>";
   for (const Column& column : kColumns) html += std::string("<th") + (column.numeric ? " class=\"num\">" : ">") + column.name + "</th>";
-  html += "</tr>";
+  html += "<th>review</th></tr>";
   int rank = 0;
   for (const BestRow& row : model.top) {
     html += fmt::format("<tr class=\"top-row\" data-node=\"{}\" data-speedup=\"{:.6f}\"><td class=\"num\">{}</td>",
@@ -103,7 +115,8 @@ std::string Top(const ReportModel& model) {
     for (const Column& column : kColumns) {
       html += std::string("<td") + (column.numeric ? " class=\"num\">" : ">") + column.cell(row) + "</td>";
     }
-    html += "</tr>";
+    const auto word = review.find(row.node_id);
+    html += "<td class=\"review\">" + (word == review.end() ? std::string("-") : word->second) + "</td></tr>";
   }
   return html + "</table>";
 }

@@ -11,6 +11,7 @@
 #include "report/report_model.h"
 #include "report/report_page.h"
 #include "report/hostile_node.h"
+#include "sqlite_peek.h"
 #include "store/store.h"
 
 namespace kestrel {
@@ -191,6 +192,54 @@ TEST_SUITE("report") {
     CHECK(analysis != std::string::npos);
     CHECK(exchange != std::string::npos);
     CHECK(html.find("analysis call", analysis) < exchange);
+  }
+
+  TEST_CASE("a person's notes, label and actions are on the node's page; the top table shows labels and the review queue") {
+    testing::TempDir dir;
+    const auto db = dir.path() / "people.db";
+    std::filesystem::copy_file(Searched().db(), db);
+    std::int64_t labelled = 0, awaiting = 0;
+    {
+      auto writable = Store::Open(db);
+      REQUIRE(writable);
+      auto model = LoadReport(**writable, {});
+      REQUIRE(model);
+      REQUIRE(model->top.size() >= 2);
+      labelled = model->top[0].node_id;
+      const std::int64_t graph = model->graph_id;
+      REQUIRE((*writable)->AddHumanAction({0, graph, labelled, 0, HumanActionKind::kNote, "<b>check the tail</b>", "ada", 0}));
+      REQUIRE((*writable)->AddHumanAction({0, graph, labelled, 0, HumanActionKind::kLabel, "clean", "ada", 0}));
+      REQUIRE((*writable)->AddHumanAction({0, graph, labelled, 0, HumanActionKind::kPin, "", "bob", 0}));
+    }
+    // Review thresholds that every new best passes (the run's config says what the report reads).
+    REQUIRE(testing::ExecSql(db, "UPDATE runs SET config_json = json_set(config_json, '$.review', "
+                                 "json('{\"speedup\": 1.0001, \"roofline\": 0.0}'))").empty());
+    auto store = OpenStore(db);
+    auto model = LoadReport(*store, {});
+    REQUIRE(model);
+    const std::string html = report::ReportHtml(*model);
+    const std::size_t page = html.find("id=\"node-" + std::to_string(labelled) + "\"");
+    REQUIRE(page != std::string::npos);
+    const std::size_t next = html.find("id=\"node-", page + 10);
+    const std::string node_page = html.substr(page, next == std::string::npos ? std::string::npos : next - page);
+    CHECK(node_page.find("&lt;b&gt;check the tail&lt;/b&gt;") != std::string::npos);
+    CHECK(node_page.find("<span class=\"label\">clean</span>") != std::string::npos);
+    CHECK(node_page.find("pin") != std::string::npos);
+    CHECK(node_page.find("bob") != std::string::npos);
+    // The top table's row of the labelled node says its label.
+    const std::size_t row = html.find("data-node=\"" + std::to_string(labelled) + "\" data-speedup");
+    REQUIRE(row != std::string::npos);
+    CHECK(html.find("<td class=\"review\"><span class=\"label\">clean</span></td>", row) < html.find("</tr>", row));
+    // Every unlabelled result past the thresholds awaits review, and its top row says so.
+    REQUIRE_FALSE(model->awaiting_review.empty());
+    for (const ReviewItem& item : model->awaiting_review) {
+      CHECK(item.node_id != labelled);
+      const std::size_t at = html.find("data-node=\"" + std::to_string(item.node_id) + "\" data-speedup");
+      if (at == std::string::npos) continue;  // not in the top
+      ++awaiting;
+      CHECK(html.find("awaiting review", at) < html.find("</tr>", at));
+    }
+    CHECK(awaiting >= 1);
   }
 
   TEST_CASE("escaping leaves no markup alive and replaces invalid UTF-8") {
