@@ -124,7 +124,21 @@ std::string LlmCalls(const NodePage& page, bool analysis) {
 
 }  // namespace
 
-std::string NodePageHtml(const NodePage& page) {
+// The live page's controls of a node: a text box, a label word, ban and pin.
+static std::string Controls(std::int64_t node) {
+  std::string labels;
+  for (std::string_view word : kLabelWords) labels += "<option>" + std::string(word) + "</option>";
+  return fmt::format(
+      "<div class=\"act\" data-node=\"{0}\"><input class=\"act-text\" placeholder=\"a note on node {0}\" "
+      "size=\"40\"><button onclick=\"kestrelAct(this, 'note')\">note</button> <select class=\"act-label\">{1}"
+      "</select><button onclick=\"kestrelAct(this, 'label')\">label</button> "
+      "<button onclick=\"kestrelAct(this, 'ban')\">ban</button><button onclick=\"kestrelAct(this, 'ban', 'undo')\">"
+      "unban</button> <button onclick=\"kestrelAct(this, 'pin')\">pin</button><button "
+      "onclick=\"kestrelAct(this, 'pin', 'undo')\">unpin</button> <span class=\"act-said muted\"></span></div>",
+      node, labels);
+}
+
+std::string NodePageHtml(const NodePage& page, bool live) {
   const NodeRecord& node = page.node;
   std::string html = fmt::format("<section class=\"node-page\" id=\"{}\" data-node=\"{}\" data-status=\"{}\">",
                                  NodeAnchor(node.id), node.id, ToString(node.status));
@@ -132,7 +146,9 @@ std::string NodePageHtml(const NodePage& page) {
                       ToString(node.status), node.speedup ? " " + Speedup(*node.speedup) : "");
   html += "<table class=\"facts\">";
   for (const auto& [name, value] : Facts(page)) html += "<tr><th>" + name + "</th><td>" + value + "</td></tr>";
-  html += "</table><h4>Measurements</h4>" + Measurements(page);
+  html += "</table>";
+  if (live) html += Controls(node.id);
+  html += "<h4>Measurements</h4>" + Measurements(page);
   if (page.profile) {
     html += "<h4>Profile</h4><pre class=\"text\">" + Escape(page.profile->digest) + "</pre>";
   }

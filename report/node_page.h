@@ -12,6 +12,8 @@ struct NodePage;
 
 namespace kestrel::report {
 
-std::string NodePageHtml(const NodePage& page);
+// `live`: the page is served by `kestrel serve`, which takes a person's
+// note, label, ban and pin (kActScript posts them with the token).
+std::string NodePageHtml(const NodePage& page, bool live = false);
 
 }  // namespace kestrel::report

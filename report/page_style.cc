@@ -45,9 +45,11 @@ pre.diff .fold { color: var(--muted); }
 details summary { cursor: pointer; }
 .live { position: fixed; top: 8px; right: 12px; font-size: 12px; background: #e3f2fd; padding: 2px 8px;
         border-radius: 8px; }
+.act { margin: 0.4em 0; } .act input, .act select, .act button, .people-bar input { font: inherit; }
+.people-bar { margin: 0.3em 0; font-size: 0.9em; }
 @media print {
   body { max-width: none; padding: 0; font-size: 11px; }
-  nav, .live, .back { display: none; }
+  nav, .live, .back, .act, .people-bar { display: none; }
   pre { max-height: none; overflow: visible; }
   .graph { max-height: none; overflow: visible; border: none; }
   .node-page { break-inside: avoid-page; border: none; border-top: 1px solid #9e9e9e; border-radius: 0; }
@@ -77,6 +79,7 @@ const char kLiveScript[] = R"js(
             const fresh = new DOMParser().parseFromString(await page.text(), 'text/html');
             const scroll = window.scrollY;
             document.body.replaceWith(document.adoptNode(fresh.body));
+            if (window.kestrelRestore) kestrelRestore();
             meta('kestrel-version').content = fresh.querySelector('meta[name="kestrel-version"]').content;
             window.scrollTo(0, scroll);
           }
@@ -89,6 +92,34 @@ const char kLiveScript[] = R"js(
   }
   setTimeout(poll, 2000);
 })();
+)js";
+
+const char kActScript[] = R"js(
+function kestrelKeep(input) { sessionStorage.setItem(input.id, input.value); }
+function kestrelRestore() {
+  for (const id of ['kestrel-token', 'kestrel-author']) {
+    const input = document.getElementById(id);
+    if (input && sessionStorage.getItem(id) !== null) input.value = sessionStorage.getItem(id);
+  }
+}
+async function kestrelAct(button, verb, undo) {
+  const box = button.closest('.act');
+  const said = box.querySelector('.act-said');
+  const body = verb === 'note' ? box.querySelector('.act-text').value
+             : verb === 'label' ? box.querySelector('.act-label').value : (undo || '');
+  const headers = {'Content-Type': 'text/plain',
+                   'X-Kestrel-Token': sessionStorage.getItem('kestrel-token') || ''};
+  const author = sessionStorage.getItem('kestrel-author');
+  if (author) headers['X-Kestrel-Author'] = author;
+  try {
+    const reply = await fetch('/api/nodes/' + box.dataset.node + '/' + verb, {method: 'POST', headers, body});
+    const answer = await reply.json();
+    said.textContent = reply.ok ? 'recorded (' + answer.kind + ')' : reply.status + ': ' + answer.error;
+  } catch (error) {
+    said.textContent = 'not sent: ' + error;
+  }
+}
+document.addEventListener('DOMContentLoaded', kestrelRestore);
 )js";
 
 }  // namespace kestrel::report

@@ -11,5 +11,9 @@ extern const char kPrintScript[];
 // the JSON differs from meta kestrel-version, fetches the page again and
 // swaps its body in, keeping the reader's place.
 extern const char kLiveScript[];
+// The live page's writes: kestrelAct(button, verb[, "undo"]) posts a note,
+// a label, a ban or a pin of the button's node with the token and author
+// typed at the top; the page then follows the change like any other.
+extern const char kActScript[];
 
 }  // namespace kestrel::report

@@ -141,10 +141,15 @@ std::string Head(const std::string& title, const PageOptions& options) {
   if (live) {
     html += "<meta name=\"kestrel-version-url\" content=\"" + Escape(options.version_url) + "\">";
     html += "<meta name=\"kestrel-version\" content=\"" + Escape(options.version) + "\">";
-    html += std::string("<script>") + kLiveScript + "</script>";
+    html += std::string("<script>") + kLiveScript + kActScript + "</script>";
   }
   html += std::string("<script>") + kPrintScript + "</script></head><body id=\"top\">";
-  if (live) html += "<span class=\"live\">live</span>";
+  if (live) {
+    // Writes need the server's token (kept in this tab's sessionStorage, sent in a header, never in a URL).
+    html += "<span class=\"live\">live</span><div class=\"people-bar\">token <input id=\"kestrel-token\" "
+            "type=\"password\" size=\"16\" onchange=\"kestrelKeep(this)\"> as <input id=\"kestrel-author\" size=\"12\" "
+            "placeholder=\"web\" onchange=\"kestrelKeep(this)\"></div>";
+  }
   return html + options.preface_html;
 }
 
@@ -175,7 +180,7 @@ std::string ReportHtml(const ReportModel& model, const PageOptions& options) {
           GraphSvg(model) + "</section>";
   html += "<section id=\"top-candidates\"><h2>Top candidates</h2>" + Top(model) + "</section>";
   html += "<section id=\"nodes\"><h2>Nodes</h2>";
-  for (const NodePage& page : model.pages) html += NodePageHtml(page);
+  for (const NodePage& page : model.pages) html += NodePageHtml(page, !options.version_url.empty());
   html += "</section></body></html>\n";
   return html;
 }

@@ -44,7 +44,10 @@ Result<ReportScope> ScopeOf(const httplib::Request& request) {
 }
 
 nlohmann::json VersionJson(const DataVersion& version) {
-  return {{"measurement", version.measurement}, {"node", version.node}, {"run_event", version.run_event}};
+  return {{"measurement", version.measurement},
+          {"node", version.node},
+          {"run_event", version.run_event},
+          {"human_action", version.human_action}};
 }
 
 // Every run of the database with its status, each a link to its page.

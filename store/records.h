@@ -255,6 +255,7 @@ struct DataVersion {
   std::int64_t measurement = 0;  // the newest measurement id (0: none)
   std::int64_t run_event = 0;    // the newest run event id
   std::int64_t node = 0;         // the newest node id
+  std::int64_t human_action = 0;  // the newest human action id (a note, a label, a ban, ...)
   bool operator==(const DataVersion&) const = default;
 };
 

@@ -71,7 +71,7 @@ Result<std::vector<ConfirmationBrief>> Store::GraphConfirmations(std::int64_t gr
 Result<DataVersion> Store::ReadDataVersion() {
   auto select = impl_->Prepare("ReadDataVersion", R"sql(
     SELECT (SELECT coalesce(max(id), 0) FROM measurements), (SELECT coalesce(max(id), 0) FROM run_events),
-           (SELECT coalesce(max(id), 0) FROM nodes))sql");
+           (SELECT coalesce(max(id), 0) FROM nodes), (SELECT coalesce(max(id), 0) FROM human_actions))sql");
   if (!select) return Fail(select.error());
   auto row = (*select)->Step();
   if (!row) return Fail(row.error());
@@ -80,6 +80,7 @@ Result<DataVersion> Store::ReadDataVersion() {
     version.measurement = (*select)->Int(0);
     version.run_event = (*select)->Int(1);
     version.node = (*select)->Int(2);
+    version.human_action = (*select)->Int(3);
   }
   return version;
 }

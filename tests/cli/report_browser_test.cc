@@ -143,6 +143,51 @@ TEST_SUITE("report_browser") {
     CHECK(testing::StopServe(served).code == 0);
     CheckReport(*browser, workspace);
   }
+
+  TEST_CASE("a person's note and label from the live page's buttons are stored, and the page shows them") {
+    const auto browser = testing::FindChromium();
+    if (!browser) return;
+    Workspace& workspace = testing::Searched();
+    const auto served = testing::StartServe(workspace, {"--token", "pagetoken"});
+    testing::DevtoolsPipe page(*browser, workspace.path() / "act-profile");
+    page.Open(fmt::format("http://127.0.0.1:{}/", served.port));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const auto until = [&](const std::string& expression) {
+      while (page.Evaluate(expression) != true) {
+        REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, expression);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    };
+    until("document.querySelector('.act[data-node=\"2\"] .act-text') !== null");
+    // A wrong token: refused, said on the page, nothing stored.
+    page.Evaluate("sessionStorage.setItem('kestrel-token', 'wrong'); "
+                  "kestrelAct(document.querySelector('.act[data-node=\"3\"] button'), 'ban')");
+    until("document.querySelector('.act[data-node=\"3\"] .act-said').textContent.startsWith('401')");
+    // The right one, typed where a person types it.
+    page.Evaluate("(() => { const t = document.getElementById('kestrel-token'); t.value = 'pagetoken'; kestrelKeep(t);"
+                  " const a = document.getElementById('kestrel-author'); a.value = 'grace'; kestrelKeep(a);"
+                  " const box = document.querySelector('.act[data-node=\"2\"]');"
+                  " box.querySelector('.act-text').value = 'tail loop <checked>';"
+                  " kestrelAct(box.querySelector('button'), 'note'); })()");
+    // The page follows its own write like any other change.
+    until("document.querySelector('#node-2').textContent.includes('tail loop <checked>')");
+    page.Evaluate("(() => { const box = document.querySelector('.act[data-node=\"2\"]');"
+                  " box.querySelector('.act-label').value = 'interesting';"
+                  " kestrelAct(box.querySelectorAll('button')[1], 'label'); })()");
+    until("document.querySelector('#node-2 .label') !== null && "
+          "document.querySelector('#node-2 .label').textContent === 'interesting'");
+    CHECK(testing::StopServe(served).code == 0);
+    auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
+    REQUIRE(store);
+    const auto notes = (*store)->NodeNotes(2);
+    REQUIRE(notes);
+    REQUIRE(notes->size() == 1);
+    CHECK(notes->front().text == "tail loop <checked>");
+    CHECK(notes->front().author == "grace");
+    const auto node = (*store)->GetNode(3);
+    REQUIRE(node);
+    CHECK((*store)->BannedNodes(node->graph_id)->empty());
+  }
 }
 
 }  // namespace

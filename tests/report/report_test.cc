@@ -164,6 +164,13 @@ TEST_SUITE("report") {
     CHECK(html.find("@import") == std::string::npos);
     CHECK(html.find("url(") == std::string::npos);
     CHECK(html.find("@media print") != std::string::npos);
+    // A static report takes no writes; the live page offers a person's controls on each node.
+    CHECK(html.find("class=\"act\"") == std::string::npos);
+    report::PageOptions live;
+    live.version_url = "/api/version";
+    const std::string served = report::ReportHtml(*model, live);
+    CHECK(Count(served, "<div class=\"act\" data-node=") == static_cast<int>(model->nodes.size()));
+    CHECK(served.find("id=\"kestrel-token\" type=\"password\"") != std::string::npos);
     // Every top row carries its speedup as `kestrel best` ranks it.
     for (const BestRow& row : model->top) {
       CHECK(html.find("data-node=\"" + std::to_string(row.node_id) + "\" data-speedup=\"") != std::string::npos);
