@@ -149,9 +149,10 @@ bool AddCounts(std::string_view line, const std::vector<std::string>& events, st
     const std::size_t space = line.find(' ');
     const std::string value(line.substr(0, space));
     line = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+    if (value.empty()) continue;  // a doubled or trailing space
     char* stop = nullptr;
     const double count = std::strtod(value.c_str(), &stop);
-    if (value.empty() || stop == nullptr || *stop != '\0' || !(count >= 0)) return false;
+    if (stop == nullptr || *stop != '\0' || !(count >= 0)) return false;
     if (column > 0 && column <= events.size()) totals[events[column - 1]] += count;
     ++column;
   }
