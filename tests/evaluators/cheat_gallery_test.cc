@@ -43,13 +43,17 @@ const std::vector<Cheat>& Gallery() {
       {"cheats/stack_overflow", Outcome::kCrashed, "killed by SIGSEGV", false},
       {"cheats/timing_aware", Outcome::kWrong, "outputs produced while timing differ", false},
       {"cheats/writes_input_when_timed", Outcome::kCrashed, "killed by SIGSEGV while timing", false},
+      // Right only on the sizes the task shows: caught by its hidden shapes (the task below has ranges).
+      {"cheats/shown_shapes_only", Outcome::kWrong, "hidden shape: ", false},
   };
   return gallery;
 }
 
 Evaluator& Shared() {
   static std::unique_ptr<Evaluator> evaluator = [] {
-    auto made = MakeCpuEvaluator(testing::MakeScaleTask(), testing::FastOptions());
+    Task task = testing::MakeScaleTask();
+    task.shape_ranges = {{"n", {1, 200000}}};  // hidden shapes, as every built-in task has
+    auto made = MakeCpuEvaluator(task, testing::FastOptions());
     if (!made) FAIL("MakeCpuEvaluator: " << made.error().message());
     return std::move(*made);
   }();
