@@ -58,6 +58,9 @@ struct SourceFile {
 struct Task {
   std::string name;
   std::string description;
+  // The suite level (docs/SUITE.md): 1 single operators, 2 fused chains,
+  // 3 blocks; 0 when the task is in no suite level.
+  int level = 0;
   std::string language;  // "cpp" (cpu evaluator), "cuda", or "c"/"python" (command evaluator)
   std::string entry;     // the kernel function's name
   std::vector<ArgSpec> args;

@@ -98,7 +98,7 @@ class SpecParser {
  private:
   bool ParseRoot(const Json& root, const std::string& folder_name, Task& task) {
     if (!root.is_object()) return Bad("", "expected a JSON object at the top level, got " + Describe(root));
-    if (!CheckKeys(root, "", {"name", "description", "language", "entry", "args", "shapes", "check_shapes",
+    if (!CheckKeys(root, "", {"name", "description", "level", "language", "entry", "args", "shapes", "check_shapes",
                               "shape_ranges", "tolerance", "flops", "bytes", "reference", "seeds", "baseline",
                               "baseline_libs"})) {
       return false;
@@ -113,6 +113,13 @@ class SpecParser {
     }
     if (!GetString(root, "", "description", task.description)) return false;
     if (task.description.empty()) return Bad("description", "expected a non-empty string, got \"\"");
+    if (root.contains("level")) {
+      const Json& level = root["level"];
+      if (!level.is_number_integer() || level.get<std::int64_t>() < 1 || level.get<std::int64_t>() > 3) {
+        return Bad("level", "expected the suite level 1, 2 or 3, got " + Describe(level));
+      }
+      task.level = level.get<int>();
+    }
     if (!GetString(root, "", "language", task.language)) return false;
     // cpp: the cpu evaluator; cuda: the cuda evaluator; c and python: the
     // command evaluator (a user's own harness, e.g. Triton, NKI or Pallas).

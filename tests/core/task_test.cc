@@ -109,8 +109,10 @@ TEST_SUITE("task") {
     REQUIRE_MESSAGE(task.has_value(), task.error().message());
     Json example = Json::parse(kContractExample);
     example.erase("baseline");  // no baseline.cpp yet
-    // The example plus the hidden-shape ranges (issue 20), which it predates.
+    // The example plus the hidden-shape ranges and its suite level (issue 20),
+    // which it predates.
     example["shape_ranges"] = Json::parse(R"({"rows": [1, 2048], "cols": [1, 16384]})");
+    example["level"] = 1;
     CHECK(Json::parse(task->spec_text) == example);
     CHECK(task->spec_text == testing::ReadFile(testing::TasksDir() / "softmax" / "task.json"));
 
@@ -241,6 +243,20 @@ TEST_SUITE("task") {
     CHECK(ToString(ArgRole::kDim) == "dim");
     CHECK(ToString(ArgRole::kScalar) == "scalar");
     CHECK(ToString(Shape{}).empty());
+  }
+
+  TEST_CASE("a task's suite level: 0 when absent, else 1 to 3") {
+    TempDir temp;
+    Json spec = ValidSpec();
+    WriteTask(temp / "t", spec.dump());
+    auto absent = LoadTask(temp / "t");
+    REQUIRE_MESSAGE(absent.has_value(), absent.error().message());
+    CHECK(absent->level == 0);
+    spec["level"] = 2;
+    WriteTask(temp / "t", spec.dump());
+    auto two = LoadTask(temp / "t");
+    REQUIRE_MESSAGE(two.has_value(), two.error().message());
+    CHECK(two->level == 2);
   }
 
   TEST_CASE("hidden shapes: drawn within the ranges, never a shown shape, no larger than the largest timed one") {
@@ -488,6 +504,12 @@ TEST_SUITE("task") {
     }
     SUBCASE("check_shapes not an array") {
       broken([](Json& s) { s["check_shapes"] = Json::object(); }, "check_shapes: expected an array", "an object");
+    }
+    SUBCASE("level out of range") {
+      broken([](Json& s) { s["level"] = 4; }, "level: expected the suite level 1, 2 or 3", "got 4");
+    }
+    SUBCASE("level not an integer") {
+      broken([](Json& s) { s["level"] = "2"; }, "level: expected the suite level 1, 2 or 3", "got \"2\"");
     }
     SUBCASE("shape_ranges not an object") {
       broken([](Json& s) { s["shape_ranges"] = Json::array(); }, "shape_ranges: expected an object", "got an array");
