@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/diff.h"
+#include "llm/analysis.h"
 #include "report/html.h"
 #include "report/report_model.h"
 
@@ -108,6 +109,30 @@ std::string Prompt(const std::string& prompt) {
 }
 
 // The calls with (`analysis`) or without their purpose being the analysis of this node.
+// The analyst's reply read as ParseAnalysis reads it for the prompts: the
+// bottlenecks with their evidence, the recommendations ranked. "" when the
+// reply holds no analysis (the raw reply above still shows it).
+std::string AnalysisHtml(const std::string& reply) {
+  const auto parsed = ParseAnalysis(reply);
+  if (!parsed) return "";
+  std::string html = "<div class=\"analysis\">";
+  if (!parsed->bottlenecks.empty()) {
+    html += "<table class=\"bottlenecks\"><tr><th>bottleneck</th><th>evidence</th></tr>";
+    for (const Bottleneck& bottleneck : parsed->bottlenecks) {
+      html += "<tr><td>" + Escape(bottleneck.name) + "</td><td>" + Escape(bottleneck.evidence) + "</td></tr>";
+    }
+    html += "</table>";
+  }
+  html += "<ol class=\"recommendations\">";
+  for (const Recommendation& recommendation : parsed->recommendations) {
+    html += "<li>" + Escape(recommendation.change) +
+            (recommendation.expected_gain.empty() ? "" : " <span class=\"muted\">(expected: " +
+                                                             Escape(recommendation.expected_gain) + ")</span>") +
+            "</li>";
+  }
+  return html + "</ol></div>";
+}
+
 std::string LlmCalls(const NodePage& page, bool analysis) {
   std::string html;
   for (const LlmCallRecord& call : page.llm_calls) {
@@ -118,6 +143,7 @@ std::string LlmCalls(const NodePage& page, bool analysis) {
                         call.error.empty() ? "" : ", error: " + Escape(call.error));
     html += "<h5>prompt</h5>" + Prompt(call.prompt) + "<h5>reply</h5><pre class=\"text\">" + Escape(call.response) +
             "</pre></details>";
+    if (analysis && call.error.empty()) html += AnalysisHtml(call.response);
   }
   return html;
 }

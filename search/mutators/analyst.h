@@ -25,7 +25,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "search/mutators/analysis.h"
+#include "llm/analysis.h"
 #include "search/mutators/prompt.h"
 #include "search/run_config.h"
 

@@ -13,7 +13,7 @@
 #include "core/outcome.h"
 #include "core/task.h"
 #include "llm/llm_client.h"
-#include "search/mutators/analysis.h"
+#include "llm/analysis.h"
 #include "search/mutators/mutator.h"
 
 namespace kestrel {

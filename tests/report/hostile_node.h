@@ -42,7 +42,10 @@ inline std::int64_t AddHostileNode(const std::filesystem::path& db) {
   call.prompt = nlohmann::json::array({{{"role", "user"}, {"content", kHostile}}}).dump();
   call.response = kHostile;
   REQUIRE((*store)->AddLlmCall(call));
-  call.purpose = "analysis";  // and the analyst's reading of it
+  call.purpose = "analysis";  // and the analyst's reading of it, which the page shows read
+  call.response = nlohmann::json{{"bottlenecks", {{{"name", kHostile}, {"evidence", kHostile}}}},
+                                 {"recommendations", {{{"change", kHostile}, {"expected_gain", kHostile}}}}}
+                      .dump();
   REQUIRE((*store)->AddLlmCall(call));
   return *id;
 }

@@ -200,6 +200,11 @@ TEST_SUITE("report") {
     CHECK(analysis != std::string::npos);
     CHECK(exchange != std::string::npos);
     CHECK(html.find("analysis call", analysis) < exchange);
+    // The analysis read: its bottleneck and recommendation, escaped, before the exchange.
+    const std::size_t read = html.find("<table class=\"bottlenecks\"><tr><th>bottleneck</th><th>evidence</th></tr><tr><td>" +
+                                       std::string(testing::kHostileEscaped) + "</td>", analysis);
+    CHECK(read < exchange);
+    CHECK(html.find("<ol class=\"recommendations\"><li>" + std::string(testing::kHostileEscaped), analysis) < exchange);
   }
 
   TEST_CASE("a person's notes, label and actions are on the node's page; the top table shows labels and the review queue") {

@@ -1,8 +1,8 @@
-// ParseAnalysis (search/mutators/analysis.h): the analyst's JSON is read
+// ParseAnalysis (llm/analysis.h): the analyst's JSON is read
 // bare, fenced or amid prose; a reply that is not an analysis is refused
 // with a message for the call's record.
 
-#include "search/mutators/analysis.h"
+#include "llm/analysis.h"
 
 #include <doctest.h>
 

@@ -1,4 +1,4 @@
-#include "search/mutators/analysis.h"
+#include "llm/analysis.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
