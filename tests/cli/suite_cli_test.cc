@@ -1,7 +1,7 @@
 // kestrel suite run / resume / report on the real binary: a suite of small
 // tasks runs one run per task, skips what its evaluator cannot run, reports
-// one JSON document, and a suite killed with SIGKILL mid-way resumes and
-// finishes every task exactly once.
+// one JSON document, and a suite killed with SIGKILL mid-way (and stopped by
+// SIGINT) resumes and finishes every task exactly once.
 
 #include <doctest.h>
 
@@ -129,7 +129,7 @@ TEST_SUITE("cli suite") {
     CHECK(nothing.err.find("suite 1 is done") != std::string::npos);
   }
 
-  TEST_CASE("a suite killed with SIGKILL in its second task resumes that run and finishes every task once") {
+  TEST_CASE("a suite killed with SIGKILL in its second task, then stopped by SIGINT in its third, resumes and finishes every task once") {
     Workspace workspace;
     constexpr int kBudget = 5;
     Process suite = workspace.Spawn({"suite", "run", "--tasks", "affine,affine_wide,triad", "--evals-per-task",
@@ -143,6 +143,18 @@ TEST_SUITE("cli suite") {
     CHECK(killed.at("tasks")[0].at("state") == "done");
     CHECK(killed.at("tasks")[1].at("state") == "running");
     CHECK(killed.at("tasks")[2].at("state") == "pending");
+
+    // Resumed, then stopped by SIGINT in its last task: it stops cleanly, as `kestrel run` does.
+    Process again = workspace.Spawn({"suite", "resume", "--quiet"});
+    REQUIRE(WaitForRunOf(workspace, "triad", again));
+    REQUIRE(kill(again.pid, SIGINT) == 0);
+    const Exec stopped = Workspace::Wait(again);
+    CHECK(stopped.code == 130);
+    CHECK(stopped.out.find("interrupted: kestrel suite resume goes on") != std::string::npos);
+    const json interrupted = ParseJson(workspace.Run({"suite", "report", "--json"}));
+    CHECK(interrupted.at("state") == "interrupted");
+    CHECK(interrupted.at("tasks")[1].at("state") == "done");
+    CHECK(interrupted.at("tasks")[2].at("state") == "running");
 
     const Exec resumed = workspace.Run({"suite", "resume", "--quiet"});
     INFO("stdout: " << resumed.out << "\nstderr: " << resumed.err);
