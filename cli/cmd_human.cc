@@ -16,6 +16,24 @@
 
 namespace kestrel::cli {
 
+// The run a steer without --run is for: the one running now (a person
+// steers the search they watch), else the newest. With several running,
+// the person must say which: a guess could steer another task's search.
+Result<RunRecord> RunToSteer(Store& store) {
+  auto runs = store.ListRuns();  // newest first
+  if (!runs) return Fail(runs.error());
+  if (runs->empty()) return Fail(Error::InvalidArgument("steer: the database has no run"));
+  std::vector<const RunRecord*> running;
+  for (const RunRecord& run : *runs) {
+    if (run.status == RunStatus::kRunning) running.push_back(&run);
+  }
+  if (running.empty()) return runs->front();
+  if (running.size() == 1) return *running.front();
+  std::string which;
+  for (const RunRecord* run : running) which += fmt::format("{}{} ({})", which.empty() ? "" : ", ", run->id, run->task_name);
+  return Fail(Error::InvalidArgument("steer: runs " + which + " are running; say which with --run ID"));
+}
+
 void AddAuthorFlag(CLI::App& command, std::string& author) {
   command.add_option("--as", author, "who acts (default: $USER)");
 }
@@ -111,7 +129,7 @@ void AddHumanCommands(CLI::App& app, Cli& cli) {
   CLI::App* steer_command =
       app.add_subcommand("steer", "a standing instruction for a run's LLM prompts; a running search picks it up");
   steer_command->add_option("text", steer->text, "the instruction, e.g. \"use AVX-512\"");
-  steer_command->add_option("--run", steer->run, "the run (default: the newest)")->check(CLI::PositiveNumber);
+  steer_command->add_option("--run", steer->run, "the run (default: the one running, else the newest)")->check(CLI::PositiveNumber);
   steer_command->add_flag("--clear", *clear, "drop the run's standing instructions");
   AddAuthorFlag(*steer_command, steer->author);
   steer_command->callback([steer, clear, &cli] {
@@ -129,10 +147,9 @@ void AddHumanCommands(CLI::App& app, Cli& cli) {
       }
       run = *found;
     } else {
-      auto runs = (*store)->ListRuns();
-      if (!runs) return (void)cli.Report(runs.error());
-      if (runs->empty()) return (void)cli.Report(Error::InvalidArgument("steer: the database has no run"));
-      run = runs->front();
+      auto chosen = RunToSteer(**store);
+      if (!chosen) return (void)cli.Report(chosen.error());
+      run = *chosen;
     }
     const auto kind = *clear ? HumanActionKind::kUnsteer : HumanActionKind::kSteer;
     auto id = (*store)->AddHumanAction({0, run.graph_id, 0, run.id, kind, steer->text, Author(steer->author), 0});

@@ -1,4 +1,4 @@
-// kestrel resume [--run ID] [--time D] [--max-evals N] [--retry]: continue an
+// kestrel resume [--run ID] [--time D] [--max-evals N] [--retry] [--review]: continue an
 // interrupted or finished run with its saved config; --time and --max-evals
 // extend its budget. A run that stopped with an error is refused (saying why)
 // unless --retry.
@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/review_flags.h"
 #include "search/run_session.h"
 #include "search/engine/stop.h"
 
@@ -21,6 +22,7 @@ struct ResumeFlags {
   bool retry = false;
   ProgressFlags progress;
   bool json = false;
+  ReviewFlags review;
 };
 
 }  // namespace
@@ -35,7 +37,10 @@ void AddResumeCommand(CLI::App& app, Cli& cli) {
                    "continue a run that stopped with an error (once a Kestrel with the fix is installed)");
   AddProgressFlags(*resume, flags->progress);
   resume->add_flag("--json", flags->json, "print the run's summary as JSON");
+  AddReviewFlags(*resume, flags->review);
   resume->callback([flags, &cli] {
+    auto reviewer = MakeReviewer(flags->review);
+    if (!reviewer) return (void)cli.Report(reviewer.error());
     ResumeOptions resume_options;
     if (flags->run > 0) resume_options.run_id = flags->run;
     if (flags->max_evals > 0) resume_options.extra_evaluations = flags->max_evals;
@@ -49,6 +54,11 @@ void AddResumeCommand(CLI::App& app, Cli& cli) {
     options.db_path = cli.db;
     options.task_dirs.assign(cli.tasks_dirs.begin(), cli.tasks_dirs.end());
     ApplyProgressFlags(flags->progress, options);
+    if (*reviewer) {
+      options.reviewer = std::move(*reviewer);
+      // A live status line would redraw over the question.
+      if (options.progress_mode == ProgressMode::kLive) options.progress_mode = ProgressMode::kEachResult;
+    }
     if (!std::filesystem::exists(cli.db)) {
       return (void)cli.Report(Error::NotFound("no database at " + cli.db + " (nothing to resume)"));
     }

@@ -11,7 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/human_flags.h"
-#include "cli/terminal_reviewer.h"
+#include "cli/review_flags.h"
 #include "cli/output.h"
 #include "search/engine/budget.h"
 #include "search/run_session.h"
@@ -32,8 +32,7 @@ struct RunFlags {
   bool fresh = false;
   ProgressFlags progress;
   bool json = false;
-  bool review = false;
-  std::string author;
+  ReviewFlags review;
 };
 
 Result<RunConfig> BuildConfig(const RunFlags& flags) {
@@ -77,16 +76,10 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
   run->add_flag("--fresh", flags->fresh, "start a separate graph instead of continuing the task's graph");
   AddProgressFlags(*run, flags->progress);
   run->add_flag("--json", flags->json, "print the run's summary as JSON");
-  run->add_flag("--review", flags->review,
-                "step mode: each LLM proposal and plan waits for you on the terminal (accept, edit in $EDITOR, reject)");
-  AddAuthorFlag(*run, flags->author);
+  AddReviewFlags(*run, flags->review);
   run->callback([flags, &cli] {
-    // Without a person at a terminal, --review would wait for ever.
-    if (flags->review && ::isatty(STDIN_FILENO) == 0) {
-      return (void)cli.Report(Error::InvalidArgument(
-          "--review asks you about each LLM proposal on the terminal, but stdin is not a terminal; "
-          "run it in a terminal, or without --review"));
-    }
+    auto reviewer = MakeReviewer(flags->review);
+    if (!reviewer) return (void)cli.Report(reviewer.error());
     auto config = BuildConfig(*flags);
     if (!config) return (void)cli.Report(config.error());
     SearchOptions options;
@@ -94,8 +87,8 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
     options.task_dirs.assign(cli.tasks_dirs.begin(), cli.tasks_dirs.end());
     options.fresh = flags->fresh;
     ApplyProgressFlags(flags->progress, options);
-    if (flags->review) {
-      options.reviewer = MakeTerminalReviewer(Author(flags->author));
+    if (*reviewer) {
+      options.reviewer = std::move(*reviewer);
       // A live status line would redraw over the question.
       if (options.progress_mode == ProgressMode::kLive) options.progress_mode = ProgressMode::kEachResult;
     }

@@ -34,12 +34,13 @@ std::string ShellQuote(const std::string& text) {
 }
 
 // One line of the terminal (without its newline). Polls, so that a signal
-// (Ctrl-C, SIGTERM) does not leave the run waiting for an answer: false
-// when the terminal closed or the run is stopping.
-bool ReadLine(std::string& line) {
+// (Ctrl-C, SIGTERM), a spent budget or an answer on the live page does not
+// leave the question waiting: false when the terminal closed or the
+// question is cancelled.
+bool ReadLine(const ReviewRequest& request, std::string& line) {
   line.clear();
   for (;;) {
-    if (StopRequested()) return false;
+    if (StopRequested() || request.Cancelled()) return false;
     pollfd ready{STDIN_FILENO, POLLIN, 0};
     if (::poll(&ready, 1, 200) < 0 && errno != EINTR) return false;
     if ((ready.revents & (POLLIN | POLLHUP)) == 0) continue;
@@ -58,18 +59,20 @@ class TerminalReviewer final : public Reviewer {
 
   ReviewVerdict Review(const ReviewRequest& request) override {
     std::lock_guard lock(mutex_);  // one question at a time
+    // Answered on the page (or the run stopped) while the terminal was busy.
+    if (request.Cancelled()) return Withdraw();
     std::cerr << fmt::format("\n=== review: {} for node {} ({}) ===\n{}", request.purpose, request.parent,
                              request.mutation, request.text);
     if (!request.text.empty() && request.text.back() != '\n') std::cerr << "\n";
     for (;;) {
       std::cerr << "=== [a]ccept, [e]dit in $EDITOR, [r]eject with a reason? " << std::flush;
       std::string answer;
-      if (!ReadLine(answer)) return Reject(StopRequested() ? "the run is stopping" : "the reviewer closed the terminal");
+      if (!ReadLine(request, answer)) return Closed(request);
       if (answer == "a" || answer == "accept") return {ReviewVerdict::Kind::kAccept, "", author_};
       if (answer == "r" || answer == "reject") {
         std::cerr << "reason: " << std::flush;
         std::string reason;
-        if (!ReadLine(reason)) return Reject(StopRequested() ? "the run is stopping" : "the reviewer closed the terminal");
+        if (!ReadLine(request, reason)) return Closed(request);
         return Reject(reason.empty() ? "no reason given" : reason);
       }
       if (answer == "e" || answer == "edit") {
@@ -81,6 +84,19 @@ class TerminalReviewer final : public Reviewer {
 
  private:
   ReviewVerdict Reject(std::string reason) { return {ReviewVerdict::Kind::kReject, std::move(reason), author_}; }
+
+  ReviewVerdict Withdraw() { return {ReviewVerdict::Kind::kWithdrawn, "the run stopped before a person answered", author_}; }
+
+  // The terminal stopped asking: the question was closed (answered on the
+  // page, which the review desk then uses, or the run is stopping), or the
+  // person closed the terminal.
+  ReviewVerdict Closed(const ReviewRequest& request) {
+    if (StopRequested() || request.Cancelled()) {
+      std::cerr << "\n=== the question is closed (answered elsewhere, or the run is stopping) ===\n";
+      return Withdraw();
+    }
+    return Reject("the reviewer closed the terminal");
+  }
 
   // The text after $EDITOR ran on a copy of it; nullopt when the editor failed.
   std::optional<std::string> Edit(const ReviewRequest& request) {

@@ -78,7 +78,14 @@ const char kLiveScript[] = R"js(
           if (page.ok) {
             const fresh = new DOMParser().parseFromString(await page.text(), 'text/html');
             const scroll = window.scrollY;
+            // What a person is typing (a review's edit, a reason) survives the refresh.
+            const kept = {};
+            for (const box of document.querySelectorAll('[data-keep]')) if (box.id) kept[box.id] = box.value;
             document.body.replaceWith(document.adoptNode(fresh.body));
+            for (const [id, value] of Object.entries(kept)) {
+              const box = document.getElementById(id);
+              if (box) box.value = value;
+            }
             if (window.kestrelRestore) kestrelRestore();
             meta('kestrel-version').content = fresh.querySelector('meta[name="kestrel-version"]').content;
             window.scrollTo(0, scroll);
@@ -102,22 +109,33 @@ function kestrelRestore() {
     if (input && sessionStorage.getItem(id) !== null) input.value = sessionStorage.getItem(id);
   }
 }
-async function kestrelAct(button, verb, undo) {
-  const box = button.closest('.act');
-  const said = box.querySelector('.act-said');
-  const body = verb === 'note' ? box.querySelector('.act-text').value
-             : verb === 'label' ? box.querySelector('.act-label').value : (undo || '');
+// Posts `body` with the tab's token and author; `said` shows the outcome.
+async function kestrelPost(path, body, said, done) {
   const headers = {'Content-Type': 'text/plain',
                    'X-Kestrel-Token': sessionStorage.getItem('kestrel-token') || ''};
   const author = sessionStorage.getItem('kestrel-author');
   if (author) headers['X-Kestrel-Author'] = author;
   try {
-    const reply = await fetch('/api/nodes/' + box.dataset.node + '/' + verb, {method: 'POST', headers, body});
+    const reply = await fetch(path, {method: 'POST', headers, body});
     const answer = await reply.json();
-    said.textContent = reply.ok ? 'recorded (' + answer.kind + ')' : reply.status + ': ' + answer.error;
+    said.textContent = reply.ok ? done(answer) : reply.status + ': ' + answer.error;
   } catch (error) {
     said.textContent = 'not sent: ' + error;
   }
+}
+function kestrelAct(button, verb, undo) {
+  const box = button.closest('.act');
+  const body = verb === 'note' ? box.querySelector('.act-text').value
+             : verb === 'label' ? box.querySelector('.act-label').value : (undo || '');
+  return kestrelPost('/api/nodes/' + box.dataset.node + '/' + verb, body, box.querySelector('.act-said'),
+                     (answer) => 'recorded (' + answer.kind + ')');
+}
+function kestrelAnswer(button, verb) {
+  const box = button.closest('.review-question');
+  const body = verb === 'edit' ? box.querySelector('.review-text').value
+             : verb === 'reject' ? box.querySelector('.review-reason').value : '';
+  return kestrelPost('/api/reviews/' + box.dataset.question + '/' + verb, body, box.querySelector('.act-said'),
+                     (answer) => 'answered (' + answer.state + ')');
 }
 document.addEventListener('DOMContentLoaded', kestrelRestore);
 )js";

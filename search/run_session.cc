@@ -12,6 +12,7 @@
 #include "search/engine/line_prefix.h"
 #include "search/mutators/analyst.h"
 #include "search/mutators/llm_mutator.h"
+#include "search/mutators/reviewer.h"
 #include "store/store.h"
 
 namespace kestrel {
@@ -189,6 +190,7 @@ Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& optio
   run.started_at = NowMillis();
   auto run_id = (*store)->CreateRun(run);
   if (!run_id) return Fail(run_id.error());
+  if (options.reviewer) options.reviewer->Attach(options.db_path, *run_id);
   Notify(options.events.started, RunOpened{*run_id, prepared->task.name, *graph_id}, config.strategy.name,
          options.db_path.string());
   EngineOptions engine_options;
@@ -244,6 +246,7 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
                                              {"spent_seconds", spent.seconds},
                                              {"spent_usd", spent.usd}}
                                   .dump());
+  if (options.reviewer) options.reviewer->Attach(options.db_path, run->id);
   Notify(options.events.resumed, RunOpened{run->id, run->task_name, run->graph_id}, spent);
   return Drive(**store, *prepared, *config, options.events, engine_options);
 }

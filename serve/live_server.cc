@@ -11,6 +11,7 @@
 #include "report/report_model.h"
 #include "report/report_page.h"
 #include "serve/access.h"
+#include "serve/review_panel.h"
 #include "store/store.h"
 
 namespace kestrel::serve {
@@ -43,11 +44,22 @@ Result<ReportScope> ScopeOf(const httplib::Request& request) {
   return scope;
 }
 
+// The id in a route's first group (a node's, a question's).
+Result<std::int64_t> PathId(const httplib::Request& request, const std::string& what) {
+  try {
+    return std::stoll(request.matches[1].str());
+  } catch (const std::exception&) {
+    return Fail(Error::InvalidArgument("a " + what + " id is a number"));
+  }
+}
+
 nlohmann::json VersionJson(const DataVersion& version) {
   return {{"measurement", version.measurement},
           {"node", version.node},
           {"run_event", version.run_event},
-          {"human_action", version.human_action}};
+          {"human_action", version.human_action},
+          {"review_opened", version.review_opened},
+          {"review_answered", version.review_answered}};
 }
 
 // Every run of the database with its status, each a link to its page.
@@ -115,6 +127,13 @@ class LiveServer::Impl {
     // author (default "web").
     server_.Post(R"(/api/nodes/(\d+)/(note|label|ban|pin))",
                  [this](const httplib::Request& request, httplib::Response& response) { Act(request, response); });
+    // The review mode's questions (kestrel run --review): the open ones, and
+    // a person's answer. The body of an edit is the edited version; of a
+    // rejection, the reason. The first answer wins (the terminal may be
+    // first): a question no longer open gets 409.
+    server_.Get("/api/reviews", [this](const httplib::Request&, httplib::Response& response) { Reviews(response); });
+    server_.Post(R"(/api/reviews/(\d+)/(accept|edit|reject))",
+                 [this](const httplib::Request& request, httplib::Response& response) { Answer(request, response); });
   }
 
   Status BindPort() {
@@ -144,12 +163,8 @@ class LiveServer::Impl {
   Result<std::unique_ptr<Store>> Open() const { return Store::Open(options_.db, Store::Mode::kReadOnly); }
 
   void Act(const httplib::Request& request, httplib::Response& response) {
-    std::int64_t node_id = 0;
-    try {
-      node_id = std::stoll(request.matches[1].str());
-    } catch (const std::exception&) {
-      return SendError(response, 400, "a node id is a number");
-    }
+    const auto node_id = PathId(request, "node");
+    if (!node_id) return SendError(response, 400, node_id.error().message());
     const std::string verb = request.matches[2].str();
     const std::string& body = request.body;
     std::string author = request.get_header_value("X-Kestrel-Author");
@@ -176,14 +191,63 @@ class LiveServer::Impl {
     // meanwhile is waited for (SQLite's busy timeout), never blocked long.
     auto store = Store::Open(options_.db);
     if (!store) return SendError(response, 503, store.error().message());
-    auto node = (*store)->GetNode(node_id);
+    auto node = (*store)->GetNode(*node_id);
     if (!node) {
       return SendError(response, node.error().code() == ErrorCode::kNotFound ? 404 : 503, node.error().message());
     }
     auto id = (*store)->AddHumanAction({0, node->graph_id, node->id, 0, kind, text, author, 0});
     if (!id) return SendError(response, id.error().IsInvalidArgument() ? 400 : 503, id.error().message());
     response.status = 201;
-    response.set_content(Dump(nlohmann::json{{"action", *id}, {"node", node_id}, {"kind", ToString(kind)}, {"author", author}}),
+    response.set_content(Dump(nlohmann::json{{"action", *id}, {"node", *node_id}, {"kind", ToString(kind)}, {"author", author}}),
+                         "application/json");
+  }
+
+  void Reviews(httplib::Response& response) {
+    auto store = Open();
+    if (!store) return SendError(response, 503, store.error().message());
+    auto questions = (*store)->OpenReviewQuestions();
+    if (!questions) return SendError(response, 503, questions.error().message());
+    nlohmann::json list = nlohmann::json::array();
+    for (const ReviewQuestionRecord& question : *questions) {
+      list.push_back({{"id", question.id}, {"run", question.run_id}, {"parent", question.parent_id},
+                      {"purpose", question.purpose}, {"mutation", question.mutation}, {"text", question.text},
+                      {"created_at", question.created_at}});
+    }
+    response.set_header("Cache-Control", "no-store");
+    response.set_content(Dump(list), "application/json");
+  }
+
+  void Answer(const httplib::Request& request, httplib::Response& response) {
+    const auto question_id = PathId(request, "question");
+    if (!question_id) return SendError(response, 400, question_id.error().message());
+    const std::int64_t id = *question_id;
+    const std::string verb = request.matches[2].str();
+    std::string author = request.get_header_value("X-Kestrel-Author");
+    if (author.empty()) author = "web";
+    ReviewState state = ReviewState::kAccepted;
+    std::string text;
+    if (verb == "edit") {
+      if (request.body.empty()) return SendError(response, 400, "an edit needs the edited version as the request's body");
+      state = ReviewState::kEdited;
+      text = request.body;
+    } else if (verb == "reject") {
+      state = ReviewState::kRejected;
+      text = request.body.empty() ? "no reason given" : request.body;
+    }
+    auto store = Store::Open(options_.db);
+    if (!store) return SendError(response, 503, store.error().message());
+    auto first = (*store)->AnswerReviewQuestion(id, state, text, author);
+    if (!first) {
+      return SendError(response, first.error().code() == ErrorCode::kNotFound ? 404 : 503, first.error().message());
+    }
+    if (!*first) {
+      auto question = (*store)->GetReviewQuestion(id);
+      if (!question) return SendError(response, 503, question.error().message());
+      return SendError(response, 409, "question " + std::to_string(id) + " is already " +
+                                          std::string(ToString(question->state)) + " (by " + question->author + ")");
+    }
+    response.status = 200;
+    response.set_content(Dump(nlohmann::json{{"question", id}, {"state", ToString(state)}, {"author", author}}),
                          "application/json");
   }
 
@@ -235,7 +299,9 @@ class LiveServer::Impl {
     report::PageOptions options;
     options.version_url = "/api/version";
     options.version = VersionJson(*version).dump();
-    options.preface_html = RunList(*runs);
+    auto questions = (*store)->OpenReviewQuestions(scope->run_id.value_or(0));
+    if (!questions) return SendError(response, 503, questions.error().message());
+    options.preface_html = ReviewPanelHtml(*questions) + RunList(*runs);
     std::string page;
     if (runs->empty() && !scope->task && !scope->run_id) {
       page = report::NoRunsHtml(options);  // it follows the first run when it starts

@@ -5,6 +5,10 @@
 //   GET  /                 the live report page (?task=T, ?run=ID) and a list of every run
 //   GET  /api/version      {"measurement", "node", "run_event"}: the newest ids; the page polls it
 //   GET  /api/runs         every run with its status (JSON)
+//   GET  /api/reviews      the review mode's open questions (JSON); the page shows them
+//   POST /api/reviews/N/{accept,edit,reject}  a person's answer to question N (token
+//                          required; body: the edited version, or the reason; 409
+//                          when it was answered first elsewhere)
 //   POST /api/nodes/N/{note,label,ban,pin}  a person's action on the node (store_human.cc),
 //                          after the token check (401 without it); body: the text, the
 //                          label word, or empty / "undo"; X-Kestrel-Author: the author

@@ -62,4 +62,25 @@ struct ReviewItem {
   std::string reason;              // "12.0x the previous best 2.0x", "roofline 91%"
 };
 
+// A question of the review mode (review_questions, schema v8): one LLM
+// proposal or plan waiting for a person at the terminal or on the live page.
+enum class ReviewState { kOpen, kAccepted, kEdited, kRejected, kWithdrawn };
+std::string_view ToString(ReviewState state);
+std::optional<ReviewState> ParseReviewState(std::string_view text);
+
+struct ReviewQuestionRecord {
+  std::int64_t id = 0;
+  std::int64_t graph_id = 0;
+  std::int64_t run_id = 0;
+  std::int64_t parent_id = 0;  // the node the proposal would be a child of
+  std::string purpose;         // "mutate", "fix", "combine" or "plan"
+  std::string mutation;        // how the child would be labelled
+  std::string text;            // the proposed code, or the plan
+  ReviewState state = ReviewState::kOpen;
+  std::string answer;  // kEdited: the edited version; kRejected / kWithdrawn: the reason
+  std::string author;  // who answered ("" while open)
+  std::int64_t created_at = 0;
+  std::int64_t answered_at = 0;  // 0 while open
+};
+
 }  // namespace kestrel

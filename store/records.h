@@ -256,6 +256,8 @@ struct DataVersion {
   std::int64_t run_event = 0;    // the newest run event id
   std::int64_t node = 0;         // the newest node id
   std::int64_t human_action = 0;  // the newest human action id (a note, a label, a ban, ...)
+  std::int64_t review_opened = 0;    // the newest review question id
+  std::int64_t review_answered = 0;  // how many review questions are no longer open
   bool operator==(const DataVersion&) const = default;
 };
 

@@ -265,10 +265,32 @@ CREATE INDEX human_actions_by_graph ON human_actions(graph_id, id);
 CREATE INDEX human_actions_by_node ON human_actions(node_id, id);
 )sql";
 
-// v8: benchmark suites (`kestrel suite`, docs/SUITE.md): a suite is one run
+// v8: the review mode's open questions (`kestrel run --review`): each LLM
+// proposal or plan waiting for a person, answered from the terminal or the
+// live page, whichever is first (store_review.cc). The verdict itself is
+// also a human_actions row, written with the node it made.
+constexpr std::string_view kSchemaV8 = R"sql(
+CREATE TABLE review_questions (
+  id INTEGER PRIMARY KEY,
+  graph_id INTEGER NOT NULL REFERENCES graphs(id),
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  parent_id INTEGER NOT NULL REFERENCES nodes(id),
+  purpose TEXT NOT NULL,
+  mutation TEXT NOT NULL,
+  text TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('open', 'accepted', 'edited', 'rejected', 'withdrawn')),
+  answer TEXT NOT NULL DEFAULT '',
+  author TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  answered_at INTEGER
+);
+CREATE INDEX review_questions_by_state ON review_questions(state, id);
+)sql";
+
+// v9: benchmark suites (`kestrel suite`, docs/SUITE.md): a suite is one run
 // config applied to a list of tasks in order; each suite task records the run
 // that searched it, so a suite killed mid-way resumes that run and goes on.
-constexpr std::string_view kSchemaV8 = R"sql(
+constexpr std::string_view kSchemaV9 = R"sql(
 CREATE TABLE suites (
   id INTEGER PRIMARY KEY,
   selection_json TEXT NOT NULL,
@@ -295,8 +317,8 @@ CREATE TABLE suite_tasks (
 
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 8> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                                         kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8};
+constexpr std::array<std::string_view, 9> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
+                                                         kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

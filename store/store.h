@@ -31,7 +31,7 @@ struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 class Store {
  public:
@@ -224,6 +224,22 @@ class Store {
   // The graph's measured results awaiting a person's review (ReviewThresholds),
   // in the order they were first measured; a labelled node is reviewed.
   Result<std::vector<ReviewItem>> ReviewQueue(std::int64_t graph_id, const ReviewThresholds& thresholds);
+
+  // --- the review mode's questions (store_review.cc) ----------------------------
+  // Opens a question (id, state, answer ignored; created_at 0 means now).
+  // NotFound for an unknown run or parent; InvalidArgument for a parent of
+  // another graph.
+  Result<std::int64_t> OpenReviewQuestion(const ReviewQuestionRecord& question);
+  // NotFound for an unknown id.
+  Result<ReviewQuestionRecord> GetReviewQuestion(std::int64_t id);
+  // The answer to an open question (accepted, edited, rejected or withdrawn):
+  // false, changing nothing, when it was answered or withdrawn before (the
+  // first answer wins, from whichever desk); NotFound for an unknown id,
+  // InvalidArgument for "open", an empty author, or an edit without text.
+  Result<bool> AnswerReviewQuestion(std::int64_t id, ReviewState state, const std::string& answer,
+                                    const std::string& author);
+  // The open questions, oldest first; only those of `run_id` unless it is 0.
+  Result<std::vector<ReviewQuestionRecord>> OpenReviewQuestions(std::int64_t run_id = 0);
 
   // --- benchmark suites (store_suite.cc) ----------------------------------------
   // Inserts the suite (id, state and times ignored: it starts running now)

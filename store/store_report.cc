@@ -71,7 +71,9 @@ Result<std::vector<ConfirmationBrief>> Store::GraphConfirmations(std::int64_t gr
 Result<DataVersion> Store::ReadDataVersion() {
   auto select = impl_->Prepare("ReadDataVersion", R"sql(
     SELECT (SELECT coalesce(max(id), 0) FROM measurements), (SELECT coalesce(max(id), 0) FROM run_events),
-           (SELECT coalesce(max(id), 0) FROM nodes), (SELECT coalesce(max(id), 0) FROM human_actions))sql");
+           (SELECT coalesce(max(id), 0) FROM nodes), (SELECT coalesce(max(id), 0) FROM human_actions),
+           (SELECT coalesce(max(id), 0) FROM review_questions),
+           (SELECT count(*) FROM review_questions WHERE state != 'open'))sql");
   if (!select) return Fail(select.error());
   auto row = (*select)->Step();
   if (!row) return Fail(row.error());
@@ -81,6 +83,8 @@ Result<DataVersion> Store::ReadDataVersion() {
     version.run_event = (*select)->Int(1);
     version.node = (*select)->Int(2);
     version.human_action = (*select)->Int(3);
+    version.review_opened = (*select)->Int(4);
+    version.review_answered = (*select)->Int(5);
   }
   return version;
 }

@@ -268,8 +268,11 @@ class LlmMutator final : public Mutator {
   // next prompt for the parent quotes (engine_human.cc).
   void AskReviewer(NodeId parent_id, const std::string& purpose, const std::string& mutation, MutationResult& result) {
     const bool is_plan = !result.proposal;
+    // A question open when the run stops (a signal, the time budget) ends
+    // as a rejection instead of holding the run.
     const ReviewVerdict verdict = context_.reviewer->Review(
-        {parent_id, purpose, mutation, is_plan ? result.plan : result.proposal->candidate.source});
+        {parent_id, purpose, mutation, is_plan ? result.plan : result.proposal->candidate.source,
+         [this] { return Cancelled(); }});
     HumanActionRecord action;
     action.author = verdict.author;
     switch (verdict.kind) {
@@ -298,6 +301,13 @@ class LlmMutator final : public Mutator {
         result.proposal->mutation += " (edited by " + verdict.author + ")";
         break;
       }
+      case ReviewVerdict::Kind::kWithdrawn:
+        // Nobody answered: the proposal is dropped, and nothing is put in a
+        // person's name.
+        result.proposal.reset();
+        result.plan.clear();
+        result.note = fmt::format("{} withdrawn: {}", is_plan ? "plan" : "proposal", verdict.text);
+        return;
       case ReviewVerdict::Kind::kReject:
         action.kind = HumanActionKind::kReviewReject;
         action.node_id = parent_id;  // the next prompt for the parent quotes it

@@ -35,6 +35,24 @@ void axpy(const float* x, float* y, int64_t n) {
 }  // namespace
 
 TEST_SUITE("cli") {
+  TEST_CASE("steer without --run: the run running now, else the newest; two running are refused, named") {
+    Workspace workspace;
+    for (int i = 0; i < 2; ++i) {
+      Must(workspace.Run({"run", "--task", "affine", "--max-evals", "1", "--min-time", "0.02", "--quiet", "--fresh"}));
+    }
+    const auto db = workspace.db();
+    Must(workspace.Run({"steer", "newest", "--as", "ada"}));
+    CHECK(testing::QueryInt(db, "SELECT run_id FROM human_actions WHERE text = 'newest'") == 2);
+    testing::ExecSql(db, "UPDATE runs SET status = 'running' WHERE id = 1");
+    Must(workspace.Run({"steer", "keep the tail loop", "--as", "ada"}));
+    CHECK(testing::QueryInt(db, "SELECT run_id FROM human_actions WHERE text = 'keep the tail loop'") == 1);
+    testing::ExecSql(db, "UPDATE runs SET status = 'running' WHERE id = 2");
+    const Exec ambiguous = workspace.Run({"steer", "x", "--as", "ada"});
+    CHECK(ambiguous.code == 2);
+    CHECK(ambiguous.err.find("runs 2 (affine), 1 (affine) are running; say which with --run ID") != std::string::npos);
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM human_actions") == 2);
+  }
+
   TEST_CASE("note, label, steer, ban, pin and add: one row each with its author, shown by show and best") {
     Workspace workspace;
     const Exec refused = workspace.Run({"note", "1", "x"});

@@ -188,6 +188,63 @@ TEST_SUITE("report_browser") {
     REQUIRE(node);
     CHECK((*store)->BannedNodes(node->graph_id)->empty());
   }
+
+  TEST_CASE("a review question on the live page: what is typed survives a refresh, accept-as-edited stores it") {
+    const auto browser = testing::FindChromium();
+    if (!browser) return;
+    Workspace& workspace = testing::Searched();
+    std::int64_t question = 0;
+    {
+      // The question a run with --review-page would open (its answer is what this test checks).
+      auto store = Store::Open(workspace.db());
+      REQUIRE(store);
+      const auto runs = (*store)->ListRuns();
+      REQUIRE(runs);
+      ReviewQuestionRecord open;
+      open.run_id = runs->front().id;
+      open.parent_id = 1;
+      open.purpose = "mutate";
+      open.mutation = "llm:m:unroll";
+      open.text = "void affine_wide() { /* <proposed> */ }\n";
+      const auto id = (*store)->OpenReviewQuestion(open);
+      REQUIRE(id);
+      question = *id;
+    }
+    const auto served = testing::StartServe(workspace, {"--token", "reviewtoken"});
+    testing::DevtoolsPipe page(*browser, workspace.path() / "review-profile");
+    page.Open(fmt::format("http://127.0.0.1:{}/", served.port));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const auto until = [&](const std::string& expression) {
+      while (page.Evaluate(expression) != true) {
+        REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, expression);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    };
+    const std::string box = fmt::format("document.getElementById('review-text-{}')", question);
+    until(box + " !== null && " + box + ".value.includes('/* <proposed> */')");
+    page.Evaluate("(() => { const t = document.getElementById('kestrel-token'); t.value = 'reviewtoken'; kestrelKeep(t);"
+                  " const a = document.getElementById('kestrel-author'); a.value = 'grace'; kestrelKeep(a);"
+                  " " + box + ".value += '// mine\\n'; })()");
+    // A change elsewhere refreshes the page: the edit being typed is kept.
+    const std::string version = "document.querySelector('meta[name=\"kestrel-version\"]').content";
+    const json before = page.Evaluate(version);
+    REQUIRE(before.is_string());
+    page.Evaluate("kestrelAct(document.querySelector('.act[data-node=\"2\"] button'), 'pin')");
+    until(version + " !== " + before.dump());
+    until(box + " !== null && " + box + ".value.endsWith('// mine\\n')");
+    page.Evaluate(fmt::format("kestrelAnswer(document.querySelector('.review-question[data-question=\"{}\"] "
+                              "button:nth-of-type(2)'), 'edit')", question));
+    // Answered: the question leaves the page at its next refresh.
+    until("document.getElementById('review-questions') === null");
+    CHECK(testing::StopServe(served).code == 0);
+    auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
+    REQUIRE(store);
+    const auto answered = (*store)->GetReviewQuestion(question);
+    REQUIRE(answered);
+    CHECK(answered->state == ReviewState::kEdited);
+    CHECK(answered->author == "grace");
+    CHECK(answered->answer == "void affine_wide() { /* <proposed> */ }\n// mine\n");
+  }
 }
 
 }  // namespace

@@ -20,7 +20,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <httplib.h>
+
 #include "cli_workspace.h"
+#include "serve_process.h"
 #include "testing.h"
 #include "tests/llm/scripted_server.h"
 #include "tests/sqlite_peek.h"
@@ -51,7 +54,7 @@ Reply Chat(const std::string& code) {
                    .dump()};
 }
 
-std::string WriteConfig(Workspace& workspace, const ScriptedServer& server) {
+std::string WriteConfig(Workspace& workspace, const ScriptedServer& server, const std::string& time = "120s") {
   ::setenv(kKeyEnv, "sk-review-test", 1);
   ::setenv("NO_PROXY", "127.0.0.1", 1);
   ::setenv("no_proxy", "127.0.0.1", 1);
@@ -63,7 +66,7 @@ std::string WriteConfig(Workspace& workspace, const ScriptedServer& server) {
       {"analyst", false},
       {"evaluator", {{"min_time", 0.02}, {"min_samples", 3}}},
       {"confirm", {{"rounds", 0}}},
-      {"budget", {{"evaluations", 3}, {"time", "120s"}}},
+      {"budget", {{"evaluations", 3}, {"time", time}}},
       {"parallel", {{"max_in_flight", 1}}}};
   const auto path = workspace.path() / "review.json";
   testing::WriteFile(path, config.dump(2));
@@ -147,9 +150,163 @@ class Terminal {
   std::string screen_;
 };
 
+// The open questions the live page lists (GET /api/reviews).
+json OpenQuestions(httplib::Client& client) {
+  const auto reply = client.Get("/api/reviews");
+  REQUIRE(reply);
+  REQUIRE(reply->status == 200);
+  return json::parse(reply->body);
+}
+
+// Waits (up to `seconds`) for an open question other than those answered.
+json NextQuestion(httplib::Client& client, const testing::Process& run, std::int64_t after, double seconds = 90) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (const json& question : OpenQuestions(client)) {
+      if (question.at("id").get<std::int64_t>() > after) return question;
+    }
+    if (auto exited = Workspace::Poll(run)) FAIL("the run ended with " << exited->code << " before a question: " << exited->err);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  FAIL("no question appeared");
+  return {};
+}
+
+// The database file, once the run made it (serve reads an existing one).
+void WaitForDatabase(const Workspace& workspace) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(workspace.db()) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(std::filesystem::exists(workspace.db()));
+}
+
 }  // namespace
 
 TEST_SUITE("cli") {
+  TEST_CASE("kestrel run --review-page: the live page answers (reject, edit, accept), each recorded; late answers get 409") {
+    ScriptedServer server({Chat(Axpy(2)), Chat(Axpy(4)), Chat(Axpy(8)), Chat(Axpy(16))});
+    Workspace workspace;
+    const std::string config = WriteConfig(workspace, server);
+    const testing::Process run = workspace.Spawn({"run", config, "--each", "--review-page"});
+    WaitForDatabase(workspace);
+    const testing::Served served = testing::StartServe(workspace, {"--token", "review-tok"});
+    httplib::Client client("127.0.0.1", served.port);
+    const httplib::Headers grace{{"X-Kestrel-Token", "review-tok"}, {"X-Kestrel-Author", "grace"}};
+
+    // 1. Rejected with a reason; without the token first, which changes nothing.
+    const json first = NextQuestion(client, run, 0);
+    const std::int64_t q1 = first.at("id").get<std::int64_t>();
+    CHECK(first.at("purpose") == "mutate");
+    CHECK(first.at("text").get<std::string>().find("i + 2 <= n") != std::string::npos);
+    const auto page = client.Get("/");
+    REQUIRE(page);
+    CHECK(page->body.find("data-question=\"" + std::to_string(q1) + "\"") != std::string::npos);
+    CHECK(page->body.find("i + 2 &lt;= n") != std::string::npos);  // the proposal, escaped, in the edit box
+    const auto refused = client.Post("/api/reviews/" + std::to_string(q1) + "/accept", "", "text/plain");
+    REQUIRE(refused);
+    CHECK(refused->status == 401);
+    CHECK(OpenQuestions(client).size() == 1);
+    const auto rejected = client.Post("/api/reviews/" + std::to_string(q1) + "/reject", grace,
+                                      "unrolling by two is not worth a node", "text/plain");
+    REQUIRE(rejected);
+    CHECK_MESSAGE(rejected->status == 200, rejected->body);
+    const auto late = client.Post("/api/reviews/" + std::to_string(q1) + "/accept", grace, "", "text/plain");
+    REQUIRE(late);
+    CHECK(late->status == 409);
+    CHECK(late->body.find("already rejected (by grace)") != std::string::npos);
+    const auto unknown = client.Post("/api/reviews/999999/accept", grace, "", "text/plain");
+    REQUIRE(unknown);
+    CHECK(unknown->status == 404);
+
+    // 2. Accepted as edited on the page; an empty edit is refused first.
+    const json second = NextQuestion(client, run, q1);
+    const std::int64_t q2 = second.at("id").get<std::int64_t>();
+    const auto empty_edit = client.Post("/api/reviews/" + std::to_string(q2) + "/edit", grace, "", "text/plain");
+    REQUIRE(empty_edit);
+    CHECK(empty_edit->status == 400);
+    const std::string edited_text = second.at("text").get<std::string>() + "// edited on the page\n";
+    const auto edited = client.Post("/api/reviews/" + std::to_string(q2) + "/edit", grace, edited_text, "text/plain");
+    REQUIRE(edited);
+    CHECK_MESSAGE(edited->status == 200, edited->body);
+
+    // 3. Accepted.
+    const json third = NextQuestion(client, run, q2);
+    const std::int64_t q3 = third.at("id").get<std::int64_t>();
+    const auto accepted = client.Post("/api/reviews/" + std::to_string(q3) + "/accept", grace, "", "text/plain");
+    REQUIRE(accepted);
+    CHECK_MESSAGE(accepted->status == 200, accepted->body);
+
+    const Exec done = Workspace::Wait(run);
+    CHECK_MESSAGE(done.code == 0, done.err);
+    StopServe(served);
+
+    const auto db = workspace.db();
+    // The rejection reached the next prompt for the same parent (the seed).
+    const auto seen = server.seen();
+    REQUIRE(seen.size() == 3);
+    CHECK(seen[1].body.find("unrolling by two is not worth a node") != std::string::npos);
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM review_questions") == 3);
+    for (const auto& [id, state] : {std::pair{q1, "rejected"}, std::pair{q2, "edited"}, std::pair{q3, "accepted"}}) {
+      CAPTURE(id);
+      CHECK(testing::QueryInt(db, "SELECT count(*) FROM review_questions WHERE author = 'grace' AND state = '" +
+                                      std::string(state) + "' AND id = " + std::to_string(id)) == 1);
+    }
+    const std::int64_t seed = testing::QueryInt(db, "SELECT id FROM nodes WHERE mutation LIKE 'seed:%'");
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM human_actions WHERE kind = 'review_reject' AND author = 'grace' "
+                                "AND text = 'unrolling by two is not worth a node' AND node_id = " +
+                                    std::to_string(seed)) == 1);
+    const std::int64_t edited_node = testing::QueryInt(db, "SELECT node_id FROM human_actions WHERE kind = 'review_edit'");
+    const std::int64_t accepted_node = testing::QueryInt(db, "SELECT node_id FROM human_actions WHERE kind = 'review_accept'");
+    REQUIRE(edited_node > 0);
+    REQUIRE(accepted_node > 0);
+    const json shown = json::parse(workspace.Run({"show", std::to_string(edited_node), "--json"}).out);
+    CHECK(shown.at("source").get<std::string>().find("// edited on the page") != std::string::npos);
+    CHECK(shown.at("mutation").get<std::string>().find("(edited by grace)") != std::string::npos);
+    CHECK(shown.at("status") == "measured");
+    const json accepted_shown = json::parse(workspace.Run({"show", std::to_string(accepted_node), "--json"}).out);
+    CHECK(accepted_shown.at("source").get<std::string>().find("i + 8 <= n") != std::string::npos);
+  }
+
+  TEST_CASE("a question still open when the time budget runs out is withdrawn: the run ends, no one's verdict recorded") {
+    ScriptedServer server({Chat(Axpy(2)), Chat(Axpy(4))});
+    Workspace workspace;
+    const std::string config = WriteConfig(workspace, server, "8s");
+    const auto started = std::chrono::steady_clock::now();
+    const Exec done = workspace.Run({"run", config, "--each", "--review-page"});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    CHECK_MESSAGE(done.code == 0, done.err);
+    CHECK(seconds < 60);
+    const auto db = workspace.db();
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM review_questions") == 1);
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM review_questions WHERE state = 'withdrawn' AND author = 'kestrel'") == 1);
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM human_actions") == 0);
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM runs WHERE stop_reason LIKE '%time%'") == 1);
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM nodes") == 1);  // the seed only: the proposal was dropped
+  }
+
+  TEST_CASE("kestrel resume --review-page: the resumed run's questions are on the page too") {
+    ScriptedServer server({Chat(Axpy(2)), Chat(Axpy(4)), Chat(Axpy(8))});
+    Workspace workspace;
+    const std::string config = WriteConfig(workspace, server);
+    // A run without review, stopped after the seed, then resumed with it.
+    REQUIRE(workspace.Run({"run", config, "--max-evals", "1"}).code == 0);
+    const testing::Process resumed = workspace.Spawn({"resume", "--run", "1", "--max-evals", "1", "--review-page"});
+    const testing::Served served = testing::StartServe(workspace, {"--token", "review-tok"});
+    httplib::Client client("127.0.0.1", served.port);
+    const json question = NextQuestion(client, resumed, 0);
+    const std::int64_t run_id = testing::QueryInt(workspace.db(), "SELECT max(id) FROM runs");
+    CHECK(question.at("run").get<std::int64_t>() == run_id);
+    const auto accepted = client.Post("/api/reviews/" + std::to_string(question.at("id").get<std::int64_t>()) + "/accept",
+                                      {{"X-Kestrel-Token", "review-tok"}}, "", "text/plain");
+    REQUIRE(accepted);
+    CHECK(accepted->status == 200);
+    const Exec done = Workspace::Wait(resumed);
+    CHECK_MESSAGE(done.code == 0, done.err);
+    StopServe(served);
+    CHECK(testing::QueryInt(workspace.db(), "SELECT count(*) FROM human_actions WHERE kind = 'review_accept' AND author = 'web'") == 1);
+  }
+
   TEST_CASE("kestrel run --review on a terminal: a rejection fed back, an edit in $EDITOR, an acceptance, each recorded") {
     ScriptedServer server({Chat(Axpy(2)), Chat(Axpy(4)), Chat(Axpy(8)), Chat(Axpy(16))});
     Workspace workspace;

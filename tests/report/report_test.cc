@@ -7,6 +7,7 @@
 
 #include "cli/cli_workspace.h"
 #include "report/diff.h"
+#include "report/graph_svg.h"
 #include "report/html.h"
 #include "report/report_model.h"
 #include "report/report_page.h"
@@ -268,6 +269,44 @@ TEST_SUITE("report") {
     CHECK(html.find("<del>- x&lt;y</del>") != std::string::npos);
     CHECK(html.find("<ins>+ x&lt;z</ins>") != std::string::npos);
     CHECK(report::DiffLines(std::string(3000, '\n'), std::string(3000, '\n'), 1000).too_large);
+  }
+
+  TEST_CASE("a graph too large to draw whole is drawn as its best nodes and the lineages that reached them") {
+    // 3000 nodes in a binary tree (node i's parent is i / 2); the faster the
+    // larger the id, so the best are the deepest.
+    ReportModel model;
+    for (std::int64_t id = 1; id <= 3000; ++id) {
+      NodeRecord node;
+      node.id = id;
+      node.status = NodeStatus::kMeasured;
+      node.speedup = 1.0 + static_cast<double>(id) / 1000.0;
+      model.nodes.push_back(node);
+      if (id > 1) model.edges.push_back(EdgeRecord{id / 2, id, EdgeKind::kDerive, 0, "m", 0});
+    }
+    BestRow top;
+    top.node_id = 2999;
+    top.speedup = 3.999;
+    model.top.push_back(top);
+    const auto lineage = [](std::int64_t id) {
+      std::vector<std::int64_t> up;
+      for (; id >= 1; id /= 2) up.push_back(id);
+      return up;
+    };
+    const std::set<std::int64_t> drawn = report::NodesToDraw(model, 200);
+    CHECK(drawn.size() <= 200);
+    CHECK(drawn.size() >= 190);  // filled with the next best while their lineages fit
+    for (std::int64_t id : lineage(2999)) CHECK(drawn.count(id) == 1);
+    for (std::int64_t id : lineage(3000)) CHECK(drawn.count(id) == 1);  // the fastest node
+    // Every drawn node's parent is drawn: each picture is a tree from the seed.
+    for (std::int64_t id : drawn) {
+      if (id > 1) CHECK(drawn.count(id / 2) == 1);
+    }
+    const std::string svg = report::GraphSvg(model, 200);
+    CHECK(svg.find("The graph has 3000 nodes; drawn here: " + std::to_string(drawn.size()) + " of them") != std::string::npos);
+    CHECK(Count(svg, "id=\"g_node_") == static_cast<int>(drawn.size()));
+    CHECK(Count(svg, "id=\"g_node_2999\"") == 1);
+    // Without a part, all of it (the DOT text: laying out 3000 nodes is slow).
+    CHECK(Count(report::GraphDot(model), "id=\"g_node_") == 3000);
   }
 }
 

@@ -147,6 +147,71 @@ TEST_SUITE("store") {
     REQUIRE(queue.size() == 1);
     CHECK(queue[0].node_id == close);
   }
+
+  TEST_CASE("review questions: opened open, answered once (the first answer wins), listed while open") {
+    HumanFixture f;
+    const auto seed = f.Node("1");
+    const auto other_run = f.MakeRun();
+    auto open = [&](std::int64_t run, const std::string& text) {
+      ReviewQuestionRecord question;
+      question.run_id = run;
+      question.parent_id = seed;
+      question.purpose = "mutate";
+      question.mutation = "llm:m:unroll";
+      question.text = text;
+      return Must(f.store->OpenReviewQuestion(question));
+    };
+    const auto q1 = open(f.run, "void k() {}");
+    const auto q2 = open(other_run, "void k2() {}");
+    ReviewQuestionRecord got = Must(f.store->GetReviewQuestion(q1));
+    CHECK(got.state == ReviewState::kOpen);
+    CHECK(got.graph_id == f.graph);
+    CHECK(got.text == "void k() {}");
+    CHECK(got.created_at > 0);
+    CHECK(got.answered_at == 0);
+    CHECK(Must(f.store->OpenReviewQuestions()).size() == 2);
+    REQUIRE(Must(f.store->OpenReviewQuestions(other_run)).size() == 1);
+    CHECK(Must(f.store->OpenReviewQuestions(other_run))[0].id == q2);
+
+    CHECK(Must(f.store->AnswerReviewQuestion(q1, ReviewState::kEdited, "void k() { /* mine */ }", "grace")));
+    // The second desk's answer changes nothing.
+    CHECK_FALSE(Must(f.store->AnswerReviewQuestion(q1, ReviewState::kAccepted, "", "ada")));
+    CHECK_FALSE(Must(f.store->AnswerReviewQuestion(q1, ReviewState::kWithdrawn, "the run stopped", "kestrel")));
+    got = Must(f.store->GetReviewQuestion(q1));
+    CHECK(got.state == ReviewState::kEdited);
+    CHECK(got.answer == "void k() { /* mine */ }");
+    CHECK(got.author == "grace");
+    CHECK(got.answered_at > 0);
+    REQUIRE(Must(f.store->OpenReviewQuestions()).size() == 1);
+
+    // The data version moves with each question and answer (the live page polls it).
+    const DataVersion before = Must(f.store->ReadDataVersion());
+    CHECK(before.review_opened == q2);
+    CHECK(before.review_answered == 1);
+    CHECK(Must(f.store->AnswerReviewQuestion(q2, ReviewState::kRejected, "no", "grace")));
+    CHECK(Must(f.store->ReadDataVersion()).review_answered == 2);
+    CHECK(Must(f.store->OpenReviewQuestions()).empty());
+  }
+
+  TEST_CASE("bad review questions and answers are refused") {
+    HumanFixture f;
+    const auto seed = f.Node("1");
+    ReviewQuestionRecord question;
+    question.run_id = 9999;
+    question.parent_id = seed;
+    CHECK(f.store->OpenReviewQuestion(question).error().code() == ErrorCode::kNotFound);
+    question.run_id = f.run;
+    question.parent_id = 9999;
+    CHECK(f.store->OpenReviewQuestion(question).error().code() == ErrorCode::kNotFound);
+    question.parent_id = seed;
+    const auto id = Must(f.store->OpenReviewQuestion(question));
+    CHECK(f.store->AnswerReviewQuestion(9999, ReviewState::kAccepted, "", "ada").error().code() == ErrorCode::kNotFound);
+    CHECK(f.store->AnswerReviewQuestion(id, ReviewState::kOpen, "", "ada").error().IsInvalidArgument());
+    CHECK(f.store->AnswerReviewQuestion(id, ReviewState::kAccepted, "", "").error().IsInvalidArgument());
+    CHECK(f.store->AnswerReviewQuestion(id, ReviewState::kEdited, "", "ada").error().IsInvalidArgument());
+    CHECK(Must(f.store->GetReviewQuestion(id)).state == ReviewState::kOpen);
+    CHECK(f.store->GetReviewQuestion(9999).error().code() == ErrorCode::kNotFound);
+  }
 }
 
 }  // namespace

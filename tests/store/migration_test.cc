@@ -86,7 +86,7 @@ TEST_SUITE("store") {
          "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
          "ALTER TABLE measurements DROP COLUMN baseline_speedup; ALTER TABLE nodes DROP COLUMN expansions;"
          "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 1;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 1;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 0);
     {
       auto store = Must(Store::Open(path));
@@ -125,7 +125,7 @@ TEST_SUITE("store") {
     }
     Exec(path,
          "ALTER TABLE nodes DROP COLUMN expansions; DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 3;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 3;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     std::map<std::int64_t, std::int64_t> expansions;
@@ -149,7 +149,7 @@ TEST_SUITE("store") {
       node = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
     }
     Exec(path, "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 4;");
+               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 4;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'code_hash'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -178,7 +178,7 @@ TEST_SUITE("store") {
       call.prompt = "[]";
       Must(store->AddLlmCall(call));
     }
-    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 5;");
+    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 5;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'profiles'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -205,6 +205,38 @@ TEST_SUITE("store") {
     CHECK(store->AddProfile(profile).error().IsNotFound());
   }
 
+  TEST_CASE("a v7 file gets the review_questions table; its human actions are kept") {
+    testing::TempDir dir;
+    const auto path = dir / "v7.db";
+    std::int64_t graph_id = 0;
+    std::int64_t seed = 0;
+    std::int64_t run_id = 0;
+    {
+      auto store = Must(Store::Open(path));
+      const auto task_id = Must(store->UpsertTask(testing::MakeTask("t")));
+      graph_id = Must(store->GraphForTask(task_id, false));
+      RunRecord run;
+      run.task_id = task_id;
+      run.graph_id = graph_id;
+      run.config_json = "{}";
+      run_id = Must(store->CreateRun(run));
+      seed = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
+      Must(store->AddHumanAction({0, graph_id, seed, 0, HumanActionKind::kNote, "kept", "ada", 0}));
+    }
+    Exec(path, "DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 7;");
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == kSchemaVersion);
+    CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'review_questions'") == 1);
+    CHECK(Must(store->NodeNotes(seed)).size() == 1);
+    ReviewQuestionRecord question;
+    question.run_id = run_id;
+    question.parent_id = seed;
+    const auto id = Must(store->OpenReviewQuestion(question));
+    CHECK(Must(store->AnswerReviewQuestion(id, ReviewState::kAccepted, "", "ada")));
+    // The table's CHECK refuses a state no reader knows, whoever writes it.
+    CHECK_FALSE(testing::ExecSql(path, "UPDATE review_questions SET state = 'maybe'").empty());
+  }
+
   TEST_CASE("a v6 file gets the human_actions table and the human edge kind; its graph and edges are kept") {
     testing::TempDir dir;
     const auto path = dir / "v6.db";
@@ -219,7 +251,7 @@ TEST_SUITE("store") {
       child = Must(store->AddNode(NewNodeRecord({"child", {}, "c++", {}}, graph_id, 0, "m"),
                                   EdgeRecord{seed, 0, EdgeKind::kDerive, 0, "m", 0}));
     }
-    Exec(path, "DROP TABLE human_actions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 6;");
+    Exec(path, "DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 6;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'human_actions'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -238,9 +270,9 @@ TEST_SUITE("store") {
                                        "VALUES (1, 'shrug', '', 'x', 0)").empty());
   }
 
-  TEST_CASE("a v7 file gets the suite tables; its runs are kept and a suite's rows go round trip") {
+  TEST_CASE("a v8 file gets the suite tables; its runs are kept and a suite's rows go round trip") {
     testing::TempDir dir;
-    const auto path = dir / "v7.db";
+    const auto path = dir / "v8.db";
     std::int64_t run_id = 0;
     {
       auto store = Must(Store::Open(path));
@@ -251,7 +283,7 @@ TEST_SUITE("store") {
       run.config_json = "{}";
       run_id = Must(store->CreateRun(run));
     }
-    Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 7;");
+    Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 8;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(Must(store->GetRun(run_id)).task_name == "triad");
