@@ -68,5 +68,7 @@ void AddServeCommand(CLI::App& app, Cli& cli);
 // note, label, steer, ban, pin (cmd_human.cc)
 void AddHumanCommands(CLI::App& app, Cli& cli);
 void AddAddCommand(CLI::App& app, Cli& cli);
+// suite run, resume, report (cmd_suite.cc)
+void AddSuiteCommand(CLI::App& app, Cli& cli);
 
 }  // namespace kestrel::cli

@@ -202,7 +202,16 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
       return;
     }
     std::cout << fmt::format("node {}  {}", node->id, ToString(node->status));
-    if (node->speedup && node->status == NodeStatus::kMeasured) std::cout << "  " << FormatSpeedup(*node->speedup);
+    if (node->speedup && node->status == NodeStatus::kMeasured) {
+      std::cout << "  " << FormatSpeedup(*node->speedup);
+      // Beside it, over the task's expert baseline as the newest measurement timed it.
+      const auto timed = std::find_if(measurements->rbegin(), measurements->rend(), [](const MeasurementRecord& record) {
+        return record.measurement.outcome == Outcome::kMeasured && record.measurement.baseline_speedup > 0;
+      });
+      if (timed != measurements->rend()) {
+        std::cout << "  (" << FormatOverBaseline(*node->speedup, timed->measurement.baseline_speedup) << " vs baseline)";
+      }
+    }
     std::cout << "\n";
     Table fields({"identity", node->identity});
     fields.Add({"mutation", node->mutation + (parents.empty() ? "" : "  (from node " + JoinIds(parents) + ")")});

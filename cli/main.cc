@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   AddHumanCommands(app, cli);
   AddAddCommand(app, cli);
   AddDoctorCommand(app, cli);
+  AddSuiteCommand(app, cli);
 
   try {
     app.parse(argc, argv);

@@ -287,10 +287,38 @@ CREATE TABLE review_questions (
 CREATE INDEX review_questions_by_state ON review_questions(state, id);
 )sql";
 
+// v9: benchmark suites (`kestrel suite`, docs/SUITE.md): a suite is one run
+// config applied to a list of tasks in order; each suite task records the run
+// that searched it, so a suite killed mid-way resumes that run and goes on.
+constexpr std::string_view kSchemaV9 = R"sql(
+CREATE TABLE suites (
+  id INTEGER PRIMARY KEY,
+  selection_json TEXT NOT NULL,
+  budget_json TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('running', 'interrupted', 'done')),
+  created_at INTEGER NOT NULL,
+  finished_at INTEGER
+);
+CREATE TABLE suite_tasks (
+  id INTEGER PRIMARY KEY,
+  suite_id INTEGER NOT NULL REFERENCES suites(id),
+  position INTEGER NOT NULL,
+  task TEXT NOT NULL,
+  level INTEGER NOT NULL,
+  run_id INTEGER REFERENCES runs(id),
+  state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed', 'skipped')),
+  reason TEXT NOT NULL DEFAULT '',
+  started_at INTEGER,
+  finished_at INTEGER,
+  UNIQUE (suite_id, position)
+);
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 8> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                                         kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8};
+constexpr std::array<std::string_view, 9> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
+                                                         kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

@@ -25,12 +25,13 @@
 #include "core/task.h"
 #include "store/human_records.h"
 #include "store/records.h"
+#include "store/suite_records.h"
 
 struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 class Store {
  public:
@@ -239,6 +240,26 @@ class Store {
                                     const std::string& author);
   // The open questions, oldest first; only those of `run_id` unless it is 0.
   Result<std::vector<ReviewQuestionRecord>> OpenReviewQuestions(std::int64_t run_id = 0);
+
+  // --- benchmark suites (store_suite.cc) ----------------------------------------
+  // Inserts the suite (id, state and times ignored: it starts running now)
+  // and its tasks (ids, suite_id and states ignored: pending), in one
+  // transaction; returns the suite's id.
+  Result<std::int64_t> CreateSuite(const SuiteRecord& suite, const std::vector<SuiteTaskRecord>& tasks);
+  // NotFound for an unknown suite.
+  Result<SuiteRecord> GetSuite(std::int64_t suite_id);
+  // The newest suite (highest id); nullopt when there is none.
+  Result<std::optional<SuiteRecord>> LatestSuite();
+  // The suite's tasks in their order.
+  Result<std::vector<SuiteTaskRecord>> SuiteTasks(std::int64_t suite_id);
+  // The task is running, started now. NotFound for an unknown suite task.
+  Status StartSuiteTask(std::int64_t suite_task_id);
+  // Records the run a running task searches with (known once the run exists).
+  Status SetSuiteTaskRun(std::int64_t suite_task_id, std::int64_t run_id);
+  // Ends the task (done, failed or skipped, with why), stamped now.
+  Status FinishSuiteTask(std::int64_t suite_task_id, SuiteTaskState state, const std::string& reason);
+  // Sets the suite's state; done stamps finished_at.
+  Status SetSuiteState(std::int64_t suite_id, SuiteState state);
 
   // --- maintenance -------------------------------------------------------------
   // PRAGMA integrity_check == "ok".

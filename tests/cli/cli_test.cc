@@ -206,6 +206,9 @@ TEST_SUITE("cli") {
     CHECK(rows[0].at("speedup_over_baseline").get<double>() > 0.0);
     const Exec show = workspace.Run({"show", std::to_string(rows[0].at("node").get<int>())});
     CHECK_MESSAGE(Contains(show.out, "over the baseline, itself"), show.out);
+    // The headline puts it beside the speedup over the reference.
+    const std::string headline = show.out.substr(0, show.out.find('\n'));
+    CHECK_MESSAGE(Contains(headline, "vs baseline)"), headline);
 
     // A task without one has no such column.
     const Exec affine = workspace.Run({"eval", "affine", (workspace.tasks() / "affine" / "seed.cpp").string(),

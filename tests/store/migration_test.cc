@@ -86,7 +86,7 @@ TEST_SUITE("store") {
          "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
          "ALTER TABLE measurements DROP COLUMN baseline_speedup; ALTER TABLE nodes DROP COLUMN expansions;"
          "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; PRAGMA user_version = 1;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 1;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 0);
     {
       auto store = Must(Store::Open(path));
@@ -125,7 +125,7 @@ TEST_SUITE("store") {
     }
     Exec(path,
          "ALTER TABLE nodes DROP COLUMN expansions; DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; PRAGMA user_version = 3;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 3;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     std::map<std::int64_t, std::int64_t> expansions;
@@ -149,7 +149,7 @@ TEST_SUITE("store") {
       node = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
     }
     Exec(path, "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; PRAGMA user_version = 4;");
+               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 4;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'code_hash'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -178,7 +178,7 @@ TEST_SUITE("store") {
       call.prompt = "[]";
       Must(store->AddLlmCall(call));
     }
-    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; PRAGMA user_version = 5;");
+    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 5;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'profiles'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -223,7 +223,7 @@ TEST_SUITE("store") {
       seed = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
       Must(store->AddHumanAction({0, graph_id, seed, 0, HumanActionKind::kNote, "kept", "ada", 0}));
     }
-    Exec(path, "DROP TABLE review_questions; PRAGMA user_version = 7;");
+    Exec(path, "DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 7;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'review_questions'") == 1);
@@ -251,7 +251,7 @@ TEST_SUITE("store") {
       child = Must(store->AddNode(NewNodeRecord({"child", {}, "c++", {}}, graph_id, 0, "m"),
                                   EdgeRecord{seed, 0, EdgeKind::kDerive, 0, "m", 0}));
     }
-    Exec(path, "DROP TABLE human_actions; DROP TABLE review_questions; PRAGMA user_version = 6;");
+    Exec(path, "DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 6;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'human_actions'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -268,6 +268,71 @@ TEST_SUITE("store") {
     // The table's CHECK refuses a kind no reader knows, whoever writes it.
     CHECK_FALSE(testing::ExecSql(path, "INSERT INTO human_actions (graph_id, kind, text, author, created_at) "
                                        "VALUES (1, 'shrug', '', 'x', 0)").empty());
+  }
+
+  TEST_CASE("a v8 file gets the suite tables; its runs are kept and a suite's rows go round trip") {
+    testing::TempDir dir;
+    const auto path = dir / "v8.db";
+    std::int64_t run_id = 0;
+    {
+      auto store = Must(Store::Open(path));
+      const auto task_id = Must(store->UpsertTask(testing::MakeTask("triad")));
+      RunRecord run;
+      run.task_id = task_id;
+      run.graph_id = Must(store->GraphForTask(task_id, false));
+      run.config_json = "{}";
+      run_id = Must(store->CreateRun(run));
+    }
+    Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 8;");
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == kSchemaVersion);
+    CHECK(Must(store->GetRun(run_id)).task_name == "triad");
+    CHECK_FALSE(Must(store->LatestSuite()).has_value());
+
+    SuiteRecord suite{0, R"({"levels":[1]})", R"({"evaluations":2})", R"({"seed":1})", SuiteState::kDone, 0, 0};
+    std::vector<SuiteTaskRecord> tasks(2);
+    tasks[0].position = 0;
+    tasks[0].task = "triad";
+    tasks[0].level = 1;
+    tasks[1].position = 1;
+    tasks[1].task = "colsum";
+    tasks[1].level = 1;
+    const auto suite_id = Must(store->CreateSuite(suite, tasks));
+    const SuiteRecord read = Must(store->GetSuite(suite_id));
+    CHECK(read.state == SuiteState::kRunning);  // a new suite runs, whatever the record said
+    CHECK(read.selection_json == suite.selection_json);
+    CHECK(read.budget_json == suite.budget_json);
+    CHECK(read.config_json == suite.config_json);
+    CHECK(read.created_at > 0);
+    CHECK(read.finished_at == 0);
+
+    auto rows = Must(store->SuiteTasks(suite_id));
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].task == "triad");
+    CHECK(rows[1].task == "colsum");
+    CHECK(rows[0].state == SuiteTaskState::kPending);
+    CHECK(rows[0].run_id == 0);
+    Must(store->StartSuiteTask(rows[0].id));
+    Must(store->SetSuiteTaskRun(rows[0].id, run_id));
+    Must(store->FinishSuiteTask(rows[0].id, SuiteTaskState::kDone, ""));
+    Must(store->FinishSuiteTask(rows[1].id, SuiteTaskState::kSkipped, "the cpu evaluator does not run cuda tasks"));
+    Must(store->SetSuiteState(suite_id, SuiteState::kDone));
+    rows = Must(store->SuiteTasks(suite_id));
+    CHECK(rows[0].state == SuiteTaskState::kDone);
+    CHECK(rows[0].run_id == run_id);
+    CHECK(rows[0].started_at > 0);
+    CHECK(rows[0].finished_at >= rows[0].started_at);
+    CHECK(rows[1].state == SuiteTaskState::kSkipped);
+    CHECK(rows[1].reason == "the cpu evaluator does not run cuda tasks");
+    CHECK(rows[1].started_at == 0);
+    CHECK(Must(store->LatestSuite())->id == suite_id);
+    CHECK(Must(store->GetSuite(suite_id)).finished_at > 0);
+
+    CHECK(store->GetSuite(suite_id + 1).error().IsNotFound());
+    CHECK(store->StartSuiteTask(999).error().IsNotFound());
+    // A suite task's run must exist, and its state is one the readers know.
+    CHECK_FALSE(store->SetSuiteTaskRun(rows[1].id, run_id + 50));
+    CHECK_FALSE(testing::ExecSql(path, "UPDATE suite_tasks SET state = 'paused' WHERE id = 1").empty());
   }
 
   TEST_CASE("a file from a newer Kestrel is refused") {
