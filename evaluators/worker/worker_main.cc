@@ -114,10 +114,11 @@ void Fail(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) Die(2, "usage: kestrel-worker LIBRARY THREADS SECCOMP");
+  if (argc != 5) Die(2, "usage: kestrel-worker LIBRARY THREADS SECCOMP JIT");
   const std::string library = argv[1];
   const bool threads = std::string(argv[2]) == "1";
   const bool seccomp = std::string(argv[3]) == "1";
+  const bool jit = std::string(argv[4]) == "1";
   // Nothing but the control socket and the two regions is kept.
   ::syscall(SYS_close_range, 6U, ~0U, 0U);
   const Region arena = Map(kArenaFd, PROT_READ | PROT_WRITE);
@@ -125,7 +126,7 @@ int main(int argc, char** argv) {
 
   int notify_fd = -1;
   if (seccomp) {
-    notify_fd = kestrel::worker::InstallAllowlist(threads);
+    notify_fd = kestrel::worker::InstallAllowlist(threads, jit);
     if (notify_fd < -1) Die(2, std::string("cannot install the seccomp allowlist: ") + std::strerror(-notify_fd));
   }
   SendHello(notify_fd);
