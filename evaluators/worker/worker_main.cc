@@ -1,11 +1,12 @@
-// kestrel-worker LIBRARY THREADS SECCOMP: the only process that loads a
+// kestrel-worker LIBRARY THREADS SECCOMP JIT: the only process that loads a
 // kernel (EVALUATION.md, "Isolation"). It maps the supervisor's shared
 // memory, installs the seccomp allowlist (worker/allowlist.h), loads the
 // kernel and then calls it as told over its control socket
 // (worker/protocol.h), nothing else: it holds no job, no nonce, no clock the
 // judgement trusts, no reference and no result channel.
 //
-// THREADS and SECCOMP are 0 or 1. Exit status: 0 at the end of the control
+// THREADS, SECCOMP and JIT are 0 or 1 (JIT: the allowlist permits writable and
+// executable memory, for a task's expert baseline only). Exit status: 0 at the end of the control
 // stream, 2 on a bad command line or set-up, 3 when the control stream
 // breaks the protocol.
 
