@@ -6,11 +6,16 @@
 
 static uint16_t RoundToBf16(double v) {
   if (std::isnan(v)) return 0x7fc0;
-  if (v != 0 && std::isfinite(v)) {
-    int e;
-    std::frexp(v, &e);
-    const int quantum = e - 8 > -133 ? e - 8 : -133;
-    v = std::ldexp(std::nearbyint(std::ldexp(v, -quantum)), quantum);
+  if (std::isfinite(v) && std::fabs(v) >= 0x1p-126) {
+    // A normal bf16 keeps the double's top 7 fraction bits: round the 45
+    // below them to nearest even on the bits (a carry moves the exponent).
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits += (uint64_t{1} << 44) - 1 + ((bits >> 45) & 1);
+    bits &= ~((uint64_t{1} << 45) - 1);
+    std::memcpy(&v, &bits, sizeof v);
+  } else if (std::isfinite(v) && v != 0) {
+    v = std::ldexp(std::nearbyint(std::ldexp(v, 133)), -133);  // a subnormal: multiples of 2^-133
   }
   const float f = static_cast<float>(v);  // exact, or infinity past bf16's range
   uint32_t bits;
