@@ -3,7 +3,7 @@
 //
 // kestrel:knob STORE_H 1 0
 // kestrel:knob STATS 0 1
-// kestrel:knob ACC 1 4 8
+// kestrel:knob ACC 1 2 4 8 12 16 32 64
 //
 // STORE_H 1: write h into y first and normalize y in place; 0: recompute x + res in each pass.
 // STATS   0: two passes (mean, then squared deviations) in double; 1: sum and sum of

@@ -1,6 +1,6 @@
 // Residual add + RMSNorm seed: one pass adds and sums squares, one scales.
 //
-// kestrel:knob ACC 1 4 8 16
+// kestrel:knob ACC 1 2 4 8 16 32 64 128
 // kestrel:knob ACC_DOUBLE 1 0
 // kestrel:knob REREAD 0 1
 //

@@ -1,7 +1,7 @@
 // Argmax seed: ACC independent lanes each keep their maximum and its first
 // index; lanes merge by value, then by the smaller index (ties go to the first).
 //
-// kestrel:knob ACC 1 4 8 16
+// kestrel:knob ACC 1 2 3 4 5 6 7 8 12 16 24 32 48 64 128
 // kestrel:knob TWO_PASS 0 1
 //
 // ACC      lanes (column c goes to lane c % ACC).

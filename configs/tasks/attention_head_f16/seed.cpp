@@ -2,7 +2,7 @@
 // a softmax, then the probabilities times v accumulated into a float row.
 //
 // kestrel:knob WIDEN 0 1
-// kestrel:knob ACC 1 4 8
+// kestrel:knob ACC 1 2 3 4 5 6 7 8 12 16 24 32 48 64 128
 //
 // WIDEN 0: convert f16 to float where each element is used; 1: widen q, k and v
 //          into float copies first.

@@ -1,7 +1,7 @@
 // Broadcast-affine seed.
 //
 // kestrel:knob FMA 0 1
-// kestrel:knob UNROLL 1 4 8 16
+// kestrel:knob UNROLL 1 2 3 4 5 6 7 8 12 16 24 32 48 64 128
 //
 // FMA    1: std::fma (one rounding, like the reference); 0: multiply then add in float.
 // UNROLL columns per inner step.

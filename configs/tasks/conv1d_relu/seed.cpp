@@ -2,7 +2,7 @@
 // (a shifted multiply-add over the row), then bias and ReLU.
 //
 // kestrel:knob ORDER 0 1
-// kestrel:knob UNROLL_O 1 2 4
+// kestrel:knob UNROLL_O 1 2 3 4 5 6 7 8 10 12 16 20 24 32 64
 //
 // ORDER    0: for each output position, the dot product over (cin, taps);
 //          1: for each (input channel, tap), add w * shifted input row to the output row.

@@ -2,7 +2,7 @@
 // A power-of-two scale keeps the float product exact; any other rounds twice
 // (float, then bf16), at most an ulp of bf16 away.
 //
-// kestrel:knob UNROLL 1 4 8 16 32
+// kestrel:knob UNROLL 1 2 3 4 5 6 7 8 12 16 24 32 48 64 128
 // kestrel:knob NARROW 0 1
 //
 // UNROLL elements per inner step.

@@ -1,8 +1,8 @@
 // Dequantize + GEMM seed: an i-p-j GEMM on the int8 weights widened on the
 // fly; the per-column scale is applied once to each finished row.
 //
-// kestrel:knob TILE_K 0 64 256
-// kestrel:knob UNROLL_I 1 2 4
+// kestrel:knob TILE_K 0 16 32 64 128 256 512
+// kestrel:knob UNROLL_I 1 2 3 4 6 8
 //
 // TILE_K   0: no blocking of k; else k blocks so a panel of b stays in cache.
 // UNROLL_I rows of a per pass over a row of b.

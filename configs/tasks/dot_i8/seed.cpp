@@ -1,7 +1,7 @@
 // int8 dot-product seed: int32 accumulators.
 //
-// kestrel:knob ACC 1 4 16 32 64
-// kestrel:knob ROWS 1 2 4
+// kestrel:knob ACC 1 2 4 8 16 32 64 128
+// kestrel:knob ROWS 1 2 3 4
 //
 // ACC  independent int32 lanes per row (lets the compiler use wide multiplies).
 // ROWS rows computed together, sharing each load of b.

@@ -1,7 +1,7 @@
 // Gather seed: copies each indexed row.
 //
 // kestrel:knob COPY 0 1
-// kestrel:knob PREFETCH 0 4 16
+// kestrel:knob PREFETCH 0 1 2 3 4 6 8 12 16 24 32 48 64 96 128
 //
 // COPY     0: an element loop the compiler may vectorize; 1: std::memcpy per row.
 // PREFETCH rows ahead whose table row is prefetched (0: none).

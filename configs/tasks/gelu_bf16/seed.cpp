@@ -1,7 +1,7 @@
 // bf16 GELU seed: widen to float, GELU in float, narrow with round to nearest even.
 //
 // kestrel:knob ERF 0 1
-// kestrel:knob UNROLL 1 4 8 16
+// kestrel:knob UNROLL 1 2 3 4 5 6 7 8 12 16 24 32 48 64 128
 //
 // ERF    0: std::erf in double; 1: std::erf in float (erff).
 // UNROLL elements per inner step.

@@ -1,7 +1,7 @@
 // GEMM + bias + GELU seed: an i-p-j GEMM into c (rows of b streamed, c's row
 // accumulated in float), then bias and GELU over each finished row.
 //
-// kestrel:knob TILE_K 0 16 64
+// kestrel:knob TILE_K 0 16 32 64 128
 // kestrel:knob UNROLL_I 1 2 4
 // kestrel:knob ERF 0 1
 //

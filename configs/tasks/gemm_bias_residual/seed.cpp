@@ -1,8 +1,8 @@
 // GEMM + bias + residual seed: c starts as bias + res, then an i-p-j GEMM
 // accumulates into it (the epilogue costs nothing extra).
 //
-// kestrel:knob TILE_K 0 16 64
-// kestrel:knob UNROLL_I 1 2 4
+// kestrel:knob TILE_K 0 8 16 32 64 128
+// kestrel:knob UNROLL_I 1 2 3 4 6
 //
 // TILE_K   0: no blocking of k; else k blocks so a panel of b stays in cache.
 // UNROLL_I rows of a per pass over a row of b.

@@ -1,7 +1,7 @@
 // Masked softmax seed: a masked entry becomes -infinity, whose exp is 0.
 //
 // kestrel:knob EXP 0 1
-// kestrel:knob ACC 1 4 8 16
+// kestrel:knob ACC 1 2 4 8 16 32 64 128
 // kestrel:knob STORE_EXP 0 1
 //
 // EXP       0: std::exp; 1: a branch-free polynomial expf (vectorizes; -inf clamps to a tiny value, masked to 0).

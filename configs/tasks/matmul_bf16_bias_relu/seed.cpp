@@ -2,7 +2,7 @@
 // i-p-j GEMM accumulates c in float, then bias and ReLU.
 //
 // kestrel:knob WIDEN_B 0 1
-// kestrel:knob UNROLL_I 1 2 4
+// kestrel:knob UNROLL_I 1 2 3 4 5 6 8 10 12 16 20 24 32 48 64
 //
 // WIDEN_B  0: widen each element of b where it is used; 1: widen all of b into a
 //             float copy first (k x n floats), then run a float GEMM.

@@ -1,7 +1,7 @@
 // MLP block seed: two i-p-j GEMMs in float through a t x h hidden buffer,
 // GELU applied between them.
 //
-// kestrel:knob UNROLL_I 1 2 4
+// kestrel:knob UNROLL_I 1 2 3 4 6 8 12 16
 // kestrel:knob ERF 0 1
 // kestrel:knob FUSE 0 1
 //

@@ -3,7 +3,7 @@
 // sum of v, and the output projection added onto x.
 //
 // kestrel:knob QKV 0 1
-// kestrel:knob ACC 1 4 8
+// kestrel:knob ACC 1 2 3 4 5 6 7 8 12 16 24 32 48 64 128
 //
 // QKV 0: three separate projections; 1: one pass over each normalized row
 //        computing q, k and v together (the row stays in registers/cache).

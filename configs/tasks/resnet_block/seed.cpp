@@ -2,7 +2,7 @@
 // channel, tap), a shifted image row times a weight into the output plane;
 // borders are skipped by clipping each row's range.
 //
-// kestrel:knob UNROLL_O 1 2 4
+// kestrel:knob UNROLL_O 1 2 3 4 5 6 7 8 9 10 11 12 13 14 16
 // kestrel:knob ORDER 0 1
 //
 // UNROLL_O output channels per pass (they share the input row's loads).

@@ -1,7 +1,7 @@
 // bf16 RMSNorm + scale seed: widen, sum of squares, scale in float, narrow
 // with round to nearest even.
 //
-// kestrel:knob ACC 1 4 8 16
+// kestrel:knob ACC 1 2 4 8 16 32 64 128
 // kestrel:knob ACC_DOUBLE 1 0
 // kestrel:knob FOLD 0 1
 //

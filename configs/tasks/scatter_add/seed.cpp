@@ -1,7 +1,7 @@
 // Scatter-add seed: zeroes the output and adds each row where its index says.
 //
 // kestrel:knob ACC_DOUBLE 1 0
-// kestrel:knob UNROLL 1 4 8
+// kestrel:knob UNROLL 1 2 3 4 5 6 7 8 12 16 24 32 48 64 128
 //
 // ACC_DOUBLE 1: accumulate in a double buffer, rounded at the end; 0: add into out in float.
 // UNROLL     columns added per inner step.

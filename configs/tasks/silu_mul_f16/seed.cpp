@@ -2,7 +2,7 @@
 // (the compiler's float -> _Float16 conversion rounds to nearest even).
 //
 // kestrel:knob EXP 0 1
-// kestrel:knob UNROLL 1 4 8 16
+// kestrel:knob UNROLL 1 2 3 4 5 6 7 8 12 16 24 32 48 64 128
 //
 // EXP    0: std::exp in float; 1: a branch-free polynomial expf that vectorizes.
 // UNROLL elements per inner step.

@@ -3,7 +3,7 @@
 // accumulated onto a copy of x.
 //
 // kestrel:knob WIDEN 0 1
-// kestrel:knob TOKENS 1 2 4
+// kestrel:knob TOKENS 1 2 3 4 5 6 7 8 10 12 16 20 24 32 64
 //
 // WIDEN  0: widen weights where they are used; 1: widen all three matrices into
 //           float copies first.
