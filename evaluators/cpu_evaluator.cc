@@ -180,7 +180,9 @@ Status CpuEvaluator::PrepareBaseline() {
                                        (libs.empty() ? "" : " or link (with" + libs + "; is the library installed?)") +
                                        ":\n" + build.log));
   }
-  const Measurement measured = MeasureBuilt(build, false);
+  // The baseline is the task's own code, trusted like its reference; its
+  // library may JIT-compile (oneDNN), which a candidate may never.
+  const Measurement measured = MeasureBuilt(build, false, true);
   if (measured.outcome != Outcome::kMeasured) {
     return Fail(Error::InvalidArgument(context + " fails its evaluation: " + std::string(ToString(measured.outcome)) + ": " +
                                        measured.reason + "\n" + measured.log));
@@ -246,7 +248,7 @@ Measurement CpuEvaluator::Measure(const Candidate& /*candidate*/, const BuildRes
   });
 }
 
-Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build, bool judge) {
+Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build, bool judge, bool jit) {
   if (!build.ok) return Verdict(Outcome::kBuildFailed, FirstErrorLine(build.log), build.log);
   if (!std::filesystem::exists(build.library)) {
     return Verdict(Outcome::kRejected, "evaluator error: " + build.library.string() + " does not exist", "");
@@ -257,8 +259,10 @@ Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build, bool judge) {
   const auto run_job = [this](const Job& job, const std::filesystem::path& in, const std::string& phase) {
     return RunJob(job, in, phase);
   };
-  Judged judged = CheckAndTimeInOneJob(Context(), run_job, MakeJob("outputs", {build.library}, false),
-                                       MakeJob("time", {build.library, reference_build_.library}, true), NewEvalDir(),
+  Job outputs = MakeJob("outputs", {build.library}, false);
+  Job time = MakeJob("time", {build.library, reference_build_.library}, true);
+  outputs.allow_jit = time.allow_jit = jit;
+  Judged judged = CheckAndTimeInOneJob(Context(), run_job, std::move(outputs), std::move(time), NewEvalDir(),
                                        {reference_outputs_, reference_timed_outputs_}, "", "caches");
   Measurement& measured = judged.measurement;
   if (measured.outcome != Outcome::kMeasured) return measured;

@@ -98,7 +98,7 @@ class CpuEvaluator final : public Evaluator {
   Result<CounterProfile> SimulateCaches(const BuildResult& build, const std::string& valgrind);
   // Correctness then timing against the reference; `judge` false skips the
   // plausibility check (the task's own baseline is trusted code).
-  Measurement MeasureBuilt(const BuildResult& build, bool judge = true);
+  Measurement MeasureBuilt(const BuildResult& build, bool judge = true, bool jit = false);
   // Builds the task's expert baseline (with its libraries), checks it like a
   // candidate and times it against the reference once: baseline_speedup_.
   // A baseline that does not build or is not measured is a bad task.

@@ -200,6 +200,7 @@ std::string JobToJson(const Job& job) {
               {"bwrap", job.bwrap},
               {"seccomp", job.seccomp},
               {"allow_threads", job.allow_threads},
+              {"allow_jit", job.allow_jit},
               {"worker_env", job.worker_env},
               {"worker_wrapper", job.worker_wrapper},
               {"wrapper_file", job.wrapper_file},
@@ -239,6 +240,7 @@ Result<Job> ParseJob(const std::string& text) {
     job.reference_timed_output_file = in.value("reference_timed_output_file", std::string());
     job.seccomp = in.value("seccomp", false);
     job.allow_threads = in.value("allow_threads", false);
+    job.allow_jit = in.value("allow_jit", false);
     job.worker = in.value("worker", std::string());
     job.bwrap = in.value("bwrap", std::string());
     job.worker_env = in.value("worker_env", std::vector<std::string>());

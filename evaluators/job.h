@@ -79,6 +79,10 @@ struct Job {
   std::string bwrap;                  // bubblewrap's path; empty: no namespaces (sandbox "none")
   bool seccomp = false;               // the worker installs its seccomp allowlist before loading a kernel
   bool allow_threads = false;         // with seccomp: clone(CLONE_THREAD) allowed
+  // With seccomp: the candidate's worker may make memory writable and
+  // executable. Only for the task's own expert baseline, whose library
+  // compiles code at run time (oneDNN's JIT); never for a candidate.
+  bool allow_jit = false;
   std::vector<std::string> worker_env;  // the worker's whole environment
   double timeout_s = 60;              // the whole job's wall clock, kept by the supervisor
   // A profile job (docs/PROFILES.md): the candidate's worker runs under this

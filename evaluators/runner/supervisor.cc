@@ -22,6 +22,7 @@ WorkerOptions WorkerFor(const Job& job, const std::filesystem::path& library, co
   options.bwrap = job.bwrap;
   options.seccomp = job.seccomp;
   options.threads = job.allow_threads;
+  options.jit = job.allow_jit && role == "candidate";  // the baseline, in the candidate's place
   options.env = job.worker_env;
   options.scratch_parent = std::filesystem::current_path();
   options.role = role;

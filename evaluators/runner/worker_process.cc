@@ -97,16 +97,17 @@ Status WorkerProcess::Spawn(const SharedRegion& arena, const SharedRegion& input
 
   const std::string threads = options_.threads ? "1" : "0";
   const std::string seccomp = options_.seccomp ? "1" : "0";
+  const std::string jit = options_.jit ? "1" : "0";
   std::vector<std::string> argv;
   if (bwrap) {
     argv = WorkerSandboxArgs(options_.bwrap, options_.env, scratch_);
     argv.insert(argv.end(), {"--ro-bind", options_.worker.string(), "/kestrel/kestrel-worker", "--ro-bind",
                              options_.library.string(), "/kestrel/kernel.so", "--info-fd", "6"});
     argv.insert(argv.end(), options_.wrapper.begin(), options_.wrapper.end());
-    argv.insert(argv.end(), {"/kestrel/kestrel-worker", "/kestrel/kernel.so", threads, seccomp});
+    argv.insert(argv.end(), {"/kestrel/kestrel-worker", "/kestrel/kernel.so", threads, seccomp, jit});
   } else {
     argv = options_.wrapper;
-    argv.insert(argv.end(), {options_.worker.string(), options_.library.string(), threads, seccomp});
+    argv.insert(argv.end(), {options_.worker.string(), options_.library.string(), threads, seccomp, jit});
   }
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());

@@ -37,6 +37,7 @@ struct WorkerOptions {
   std::string bwrap;              // bubblewrap's path; empty: no namespaces
   bool seccomp = true;
   bool threads = false;           // the kernel may start threads
+  bool jit = false;               // the kernel may make memory writable and executable (Job::allow_jit)
   std::vector<std::string> env;   // the worker's whole environment ("NAME=value")
   std::filesystem::path scratch_parent;  // its scratch folder is made fresh in here
   std::string role;               // "candidate", "reference": for messages

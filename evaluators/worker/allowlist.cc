@@ -68,7 +68,7 @@ void NeverWriteExec(Filter& filter, int syscall, unsigned arg, std::uint32_t nam
 
 }  // namespace
 
-int InstallAllowlist(bool allow_threads) {
+int InstallAllowlist(bool allow_threads, bool allow_jit) {
   const bool notify = ::seccomp_api_get() >= 6;
   const std::uint32_t named = notify ? SCMP_ACT_NOTIFY : SCMP_ACT_KILL_PROCESS;
   Filter filter;
@@ -101,9 +101,13 @@ int InstallAllowlist(bool allow_threads) {
   OpenReadOnly(filter, SCMP_SYS(openat), 2, named);
   OpenReadOnly(filter, SCMP_SYS(open), 1, named);
   filter.Add(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2));  // the loader falls back to openat
-  NeverWriteExec(filter, SCMP_SYS(mmap), 2, named);
-  NeverWriteExec(filter, SCMP_SYS(mprotect), 2, named);
-  NeverWriteExec(filter, SCMP_SYS(pkey_mprotect), 2, named);
+  if (allow_jit) {
+    filter.Allow({SCMP_SYS(mmap), SCMP_SYS(mprotect), SCMP_SYS(pkey_mprotect)});
+  } else {
+    NeverWriteExec(filter, SCMP_SYS(mmap), 2, named);
+    NeverWriteExec(filter, SCMP_SYS(mprotect), 2, named);
+    NeverWriteExec(filter, SCMP_SYS(pkey_mprotect), 2, named);
+  }
   // Reading its own limits (new_limit NULL) only.
   filter.Add(SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), scmp_arg_cmp{2, SCMP_CMP_EQ, 0, 0});
   filter.Add(named, SCMP_SYS(prlimit64), scmp_arg_cmp{2, SCMP_CMP_NE, 0, 0});

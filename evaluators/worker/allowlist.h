@@ -17,7 +17,9 @@ namespace kestrel::worker {
 
 // Returns the notification descriptor (>= 0), -1 when the kernel cannot
 // notify (then named calls kill as well), or -errno when the filter could
-// not be installed.
-int InstallAllowlist(bool allow_threads);
+// not be installed. `allow_jit` also allows memory that is writable and
+// executable at once (Job::allow_jit: a task's expert baseline built on a
+// JIT-compiling library, oneDNN; never a candidate).
+int InstallAllowlist(bool allow_threads, bool allow_jit = false);
 
 }  // namespace kestrel::worker

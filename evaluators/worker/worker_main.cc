@@ -1,11 +1,12 @@
-// kestrel-worker LIBRARY THREADS SECCOMP: the only process that loads a
+// kestrel-worker LIBRARY THREADS SECCOMP JIT: the only process that loads a
 // kernel (EVALUATION.md, "Isolation"). It maps the supervisor's shared
 // memory, installs the seccomp allowlist (worker/allowlist.h), loads the
 // kernel and then calls it as told over its control socket
 // (worker/protocol.h), nothing else: it holds no job, no nonce, no clock the
 // judgement trusts, no reference and no result channel.
 //
-// THREADS and SECCOMP are 0 or 1. Exit status: 0 at the end of the control
+// THREADS, SECCOMP and JIT are 0 or 1 (JIT: the allowlist permits writable and
+// executable memory, for a task's expert baseline only). Exit status: 0 at the end of the control
 // stream, 2 on a bad command line or set-up, 3 when the control stream
 // breaks the protocol.
 
@@ -114,10 +115,11 @@ void Fail(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) Die(2, "usage: kestrel-worker LIBRARY THREADS SECCOMP");
+  if (argc != 5) Die(2, "usage: kestrel-worker LIBRARY THREADS SECCOMP JIT");
   const std::string library = argv[1];
   const bool threads = std::string(argv[2]) == "1";
   const bool seccomp = std::string(argv[3]) == "1";
+  const bool jit = std::string(argv[4]) == "1";
   // Nothing but the control socket and the two regions is kept.
   ::syscall(SYS_close_range, 6U, ~0U, 0U);
   const Region arena = Map(kArenaFd, PROT_READ | PROT_WRITE);
@@ -125,7 +127,7 @@ int main(int argc, char** argv) {
 
   int notify_fd = -1;
   if (seccomp) {
-    notify_fd = kestrel::worker::InstallAllowlist(threads);
+    notify_fd = kestrel::worker::InstallAllowlist(threads, jit);
     if (notify_fd < -1) Die(2, std::string("cannot install the seccomp allowlist: ") + std::strerror(-notify_fd));
   }
   SendHello(notify_fd);

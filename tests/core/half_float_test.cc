@@ -94,6 +94,21 @@ TEST_SUITE("half_float") {
     }
   }
 
+  TEST_CASE("f16 and bf16 round a double once: just above a tie goes up, though float would make it the tie") {
+    // 1 + half an ulp + a little: float32 keeps only the tie, which would
+    // then round to even (down); one rounding from double goes up.
+    const double above_bf16_tie = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40);
+    CHECK(static_cast<double>(static_cast<float>(above_bf16_tie)) == 1.0 + std::ldexp(1.0, -8));
+    CHECK(ToBf16Bits(above_bf16_tie) == 0x3F81);
+    CHECK(ToBf16Bits(-above_bf16_tie) == 0xBF81);
+    const double above_f16_tie = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
+    CHECK(static_cast<double>(static_cast<float>(above_f16_tie)) == 1.0 + std::ldexp(1.0, -11));
+    CHECK(ToF16Bits(above_f16_tie) == 0x3C01);
+    // The same just below a tie goes down.
+    CHECK(ToBf16Bits(1.0 + std::ldexp(1.0, -8) - std::ldexp(1.0, -40)) == 0x3F80);
+    CHECK(ToF16Bits(1.0 + std::ldexp(1.0, -11) - std::ldexp(1.0, -40)) == 0x3C00);
+  }
+
   TEST_CASE("the types' names, sizes and C++ types") {
     CHECK(ParseScalarType("f16") == ScalarType::kF16);
     CHECK(ParseScalarType("bf16") == ScalarType::kBF16);

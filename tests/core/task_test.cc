@@ -81,8 +81,14 @@ TEST_SUITE("task") {
     REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
     std::vector<std::string> names;
     for (const auto& task : *tasks) names.push_back(task.name);
-    CHECK(names == std::vector<std::string>{"bias_gelu", "bmm", "colsum", "conv1d", "cumsum", "histogram", "layernorm",
-                                            "matmul", "matmul_cuda", "rmsnorm", "softmax", "softmax_cuda", "stencil2d",
+    CHECK(names == std::vector<std::string>{"add_layernorm", "add_rmsnorm", "argmax", "attention_head_f16",
+                                            "bias_gelu", "bmm", "broadcast_affine", "colsum", "conv1d",
+                                            "conv1d_relu", "convert_f16_bf16", "cumsum", "dequant_gemm", "dot_i8",
+                                            "gather", "gelu_bf16", "gemm_bias_gelu", "gemm_bias_residual",
+                                            "histogram", "layernorm", "masked_softmax", "matmul",
+                                            "matmul_bf16_bias_relu", "matmul_cuda", "mlp_block", "prenorm_attention",
+                                            "resnet_block", "rmsnorm", "rmsnorm_bf16", "scatter_add", "silu_mul_f16",
+                                            "softmax", "softmax_cuda", "stencil2d", "swiglu_mlp_bf16", "topk",
                                             "transpose", "triad"});
     for (const auto& task : *tasks) {
       CAPTURE(task.name);
@@ -108,9 +114,9 @@ TEST_SUITE("task") {
     auto task = FindTask("softmax", {testing::TasksDir()});
     REQUIRE_MESSAGE(task.has_value(), task.error().message());
     Json example = Json::parse(kContractExample);
-    example.erase("baseline");  // no baseline.cpp yet
-    // The example plus the hidden-shape ranges and its suite level (issue 20),
-    // which it predates.
+    // The example plus the hidden-shape ranges, its suite level and its
+    // baseline's libraries (issue 20: oneDNN's softmax), which it predates.
+    example["baseline_libs"] = Json::parse(R"(["dnnl", "gomp"])");
     example["shape_ranges"] = Json::parse(R"({"rows": [1, 2048], "cols": [1, 16384]})");
     example["level"] = 1;
     CHECK(Json::parse(task->spec_text) == example);
@@ -144,7 +150,9 @@ TEST_SUITE("task") {
     CHECK(task->reference.name == "reference.cpp");
     REQUIRE(task->seeds.size() == 1);
     CHECK(task->seeds[0].name == "seed.cpp");
-    CHECK(!task->baseline.has_value());
+    REQUIRE(task->baseline.has_value());  // oneDNN's softmax
+    CHECK(task->baseline->text.find("dnnl::softmax_forward") != std::string::npos);
+    CHECK(task->baseline_libs == std::vector<std::string>{"dnnl", "gomp"});
     CHECK(task->dir == testing::TasksDir() / "softmax");
 
     const Shape& shape = task->shapes[0];
@@ -605,9 +613,15 @@ TEST_SUITE("task") {
       REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
       std::vector<std::string> names;
       for (const auto& task : *tasks) names.push_back(task.name);
-      CHECK(names == std::vector<std::string>{"bias_gelu", "bmm", "colsum", "conv1d", "cumsum", "histogram",
-                                              "layernorm", "matmul", "matmul_cuda", "rmsnorm", "softmax",
-                                              "softmax_cuda", "stencil2d", "t", "transpose", "triad"});
+      CHECK(names == std::vector<std::string>{"add_layernorm", "add_rmsnorm", "argmax", "attention_head_f16",
+                                              "bias_gelu", "bmm", "broadcast_affine", "colsum", "conv1d",
+                                              "conv1d_relu", "convert_f16_bf16", "cumsum", "dequant_gemm", "dot_i8",
+                                              "gather", "gelu_bf16", "gemm_bias_gelu", "gemm_bias_residual",
+                                              "histogram", "layernorm", "masked_softmax", "matmul",
+                                              "matmul_bf16_bias_relu", "matmul_cuda", "mlp_block",
+                                              "prenorm_attention", "resnet_block", "rmsnorm", "rmsnorm_bf16",
+                                              "scatter_add", "silu_mul_f16", "softmax", "softmax_cuda", "stencil2d",
+                                              "swiglu_mlp_bf16", "t", "topk", "transpose", "triad"});
       auto found = FindTask("t", {testing::TasksDir(), extra});
       REQUIRE(found.has_value());
       CHECK(found->dir == extra / "t");
@@ -617,7 +631,7 @@ TEST_SUITE("task") {
       REQUIRE(!found.has_value());
       CHECK(found.error().IsNotFound());
       CHECK(Contains(found.error().message(), "'softmx'"));
-      CHECK(Contains(found.error().message(), "layernorm matmul matmul_cuda rmsnorm softmax softmax_cuda stencil2d t transpose triad"));
+      CHECK(Contains(found.error().message(), "softmax softmax_cuda stencil2d swiglu_mlp_bf16 t topk transpose triad"));
     }
     SUBCASE("a user's task shadows the built-in one of the same name") {
       spec["name"] = "softmax";
@@ -654,7 +668,7 @@ TEST_SUITE("task") {
     SUBCASE("a dir given twice, or the built-in one again, counts once") {
       auto tasks = LoadTasks({testing::TasksDir(), extra, testing::TasksDir() / ".", extra});
       REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
-      CHECK(tasks->size() == 16);
+      CHECK(tasks->size() == 39);
     }
     SUBCASE("a broken folder fails the whole load but not a lookup of a healthy sibling") {
       WriteTask(extra / "u", "{}");

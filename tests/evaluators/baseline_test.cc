@@ -99,6 +99,29 @@ TEST_SUITE("baseline") {
     CHECK_MESSAGE(Contains(message, "kestrel_no_such_library"), message);
   }
 
+  TEST_CASE("a baseline may JIT (writable and executable memory, as oneDNN does); a candidate with the same code may not") {
+    const std::string jit = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / "x_wx_jit.cpp");
+    Task task = testing::MakeScaleTask();
+    task.baseline = SourceFile{"baseline.cpp", jit};
+    auto evaluator = MakeCpuEvaluator(task, testing::FastOptions());
+    REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
+    if ((*evaluator)->SandboxGap().find("seccomp") != std::string::npos) return;  // nothing to refuse it here
+    const Measurement m = (*evaluator)->Evaluate(Candidate{jit, {}, (*evaluator)->Toolchain(), (*evaluator)->Flags()});
+    CHECK(m.outcome == Outcome::kRejected);
+    CHECK_MESSAGE(Contains(m.reason, "writable and executable"), m.reason);
+  }
+
+  TEST_CASE("the built-in softmax's oneDNN baseline links, runs on its JIT in the sandbox, and beats the reference") {
+    auto task = FindTask("softmax", {testing::TasksDir()});
+    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE(task->baseline_libs == std::vector<std::string>{"dnnl", "gomp"});
+    auto evaluator = MakeCpuEvaluator(*task, testing::FastOptions());
+    REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
+    const Measurement m = EvaluateReference(**evaluator, *task);
+    CHECK(m.baseline_speedup > 2.0);
+    MESSAGE("oneDNN softmax over the reference: " << m.baseline_speedup << "x");
+  }
+
   TEST_CASE("a baseline that crashes is a bad task") {
     Task task = testing::MakeScaleTask();
     task.baseline = SourceFile{"baseline.cpp", testing::KernelSource("scale_segfault")};

@@ -64,6 +64,14 @@ TEST_SUITE("job") {
     CHECK_FALSE(ParseJob(JobToJson(job)).has_value());
     job.flush_bytes = 0;
 
+    // A baseline's job lets its worker JIT (Job::allow_jit); a job says nothing of it by default.
+    CHECK_FALSE(parsed->allow_jit);
+    job.allow_jit = true;
+    auto jit = ParseJob(JobToJson(job));
+    REQUIRE(jit.has_value());
+    CHECK(jit->allow_jit);
+    job.allow_jit = false;
+
     // A profile job's wrapper (docs/PROFILES.md); its file is a plain name in the worker's scratch folder.
     job.worker_wrapper = {"/usr/bin/valgrind", "--tool=cachegrind", "--"};
     job.wrapper_file = "cachegrind.out";
