@@ -119,6 +119,7 @@ const std::vector<Attack>& Gallery() {
       {"x_background_spinner", 7, Expect::kThreads},
       {"x_replies_early", 7, Expect::kThreads},
       {"x_wx_jit", 7, Expect::kSandbox},
+      {"x_mprotect_jit", 7, Expect::kSandbox},
       {"x_reads_maps", 7, Expect::kHonest},
       {"x_truncates_every_fd", 7, Expect::kHonest},
       // against the supervisor/worker split itself
