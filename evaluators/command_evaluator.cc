@@ -83,6 +83,8 @@ class CommandEvaluator final : public Evaluator {
   bool CanProfile() const override { return true; }
   Result<Profile> ProfileBuilt(const Candidate& candidate, const BuildResult& build,
                                const Measurement& measurement) override;
+  std::string SandboxGap() const override { return sandbox_.Gap(); }
+  bool Unconfined() const override { return sandbox_.Unconfined(); }
 
  private:
   using Values = std::map<std::string, std::string>;
@@ -104,6 +106,7 @@ class CommandEvaluator final : public Evaluator {
   std::string toolchain_;
   HostInfo host_;
   std::string source_name_;
+  CommandSandbox sandbox_;
   BuildCache builds_;
   std::atomic<int> next_eval_{0};
   std::mutex profiles_mutex_;
@@ -127,6 +130,9 @@ Status CommandEvaluator::Prepare() {
   if (!work_dir) return Fail(work_dir.error());
   work_dir_ = work_dir->path;
   owns_work_dir_ = work_dir->owned;
+  auto sandbox = CommandSandbox::Make(options_.sandbox, work_dir_);
+  if (!sandbox) return Fail(sandbox.error());
+  sandbox_ = std::move(*sandbox);
   toolchain_ = "command";
   for (const auto* argv : {&options_.build, &options_.run}) {
     toolchain_ += argv == &options_.build ? " build:" : " run:";
@@ -267,12 +273,14 @@ Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const Bui
   std::ofstream(dir / "job.json", std::ios::binary | std::ios::trunc) << job.dump(2);
 
   SubprocessOptions run;
-  run.argv = Expand(options_.run, values, candidate.KnobDefines());
+  run.argv = sandbox_.Wrap(Expand(options_.run, values, candidate.KnobDefines()), task_.dir,
+                           build.library.parent_path(), dir);
   run.cwd = dir;
   run.timeout_s = options_.measure.run_timeout_s;
   auto ran = options_.executor->Run(run, "run");
   if (!ran) return Verdict(Outcome::kRejected, "the run command cannot start: " + ran.error().message(), "");
-  std::string log = ran->log.empty() ? "" : "run command output:\n" + ran->log;
+  sandbox_.Unwrap(*ran);
+  std::string log = (ran->log.empty() ? "" : "run command output:\n" + ran->log) + sandbox_.Summary() + "\n";
   if (ran->timed_out) {
     // `lost`: the scheduler's own time limit ended it, not our wall clock.
     return Verdict(Outcome::kTimedOut,

@@ -22,6 +22,9 @@
 // crashed. Kestrel computes the statistics, the speedup, GFLOP/s and GB/s
 // from the raw samples, and applies the speedup cap, as for any evaluator.
 //
+// The run command runs in a sandbox (command_sandbox.h): it sees the task's
+// folder, its build folder and its work dir, and what the config binds.
+//
 // With a Slurm executor the run command is a batch job and the work dir is
 // made under its shared folder, which the nodes must see.
 //
@@ -34,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "evaluators/command_sandbox.h"
 #include "evaluators/evaluator.h"
 
 namespace kestrel {
@@ -52,6 +56,8 @@ struct CommandEvaluatorOptions {
   // limit) and where the build command runs.
   std::shared_ptr<const Executor> executor = LocalExecutor();
   std::shared_ptr<const Executor> build_executor = LocalExecutor();
+  // The run command's sandbox (command_sandbox.h): bubblewrap unless "none".
+  CommandSandboxConfig sandbox;
 };
 
 // The placeholders a command may use, for messages and validation.

@@ -159,12 +159,13 @@ CudaDeviceReport DetectCuda(const std::string& nvcc_name) {
 }
 
 CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const Executor& executor,
-                                  const std::filesystem::path& dir) {
+                                  const std::filesystem::path& dir, const std::vector<std::string>& sandbox) {
   CudaDeviceReport report;
   report.host = DetectHost();
   try {
     SubprocessOptions probe;
-    probe.argv = {runner.string(), "--probe"};
+    probe.argv = sandbox;
+    probe.argv.insert(probe.argv.end(), {runner.string(), "--probe"});
     probe.timeout_s = 60;
     probe.result_pipe = true;
     probe.cwd = dir;

@@ -31,6 +31,8 @@
 #include "evaluators/judge.h"
 #include "evaluators/profile_sources.h"
 #include "evaluators/runner_job.h"
+#include "evaluators/sandbox.h"
+#include "evaluators/sandbox_args.h"
 #include "evaluators/subprocess.h"
 #include "evaluators/task_layout.h"
 
@@ -70,8 +72,16 @@ class CudaEvaluator final : public Evaluator {
                                               : ncu);
     return profile;
   }
+  std::string SandboxGap() const override { return gap_; }
+  bool Unconfined() const override { return options_.sandbox == "none"; }
 
  private:
+  Status PrepareSandbox();
+  // The command line the runner runs under for a job loading `libraries`
+  // and writing in `dir` (empty: no sandbox).
+  std::vector<std::string> Sandboxed(const std::vector<std::filesystem::path>& libraries,
+                                     const std::filesystem::path& dir) const;
+  std::string SandboxLine() const;
 
   BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const {
     return BuildCudaCandidate(task_, candidate, dir, options_.nvcc, options_.arch, options_.flags,
@@ -88,6 +98,8 @@ class CudaEvaluator final : public Evaluator {
   std::filesystem::path work_dir_;
   bool owns_work_dir_ = false;
   std::filesystem::path runner_;
+  std::string bwrap_;  // empty: the runner runs unconfined
+  std::string gap_;    // why it does, when not by the user's choice
   std::string toolchain_;
   HostInfo host_;
   std::int64_t l2_bytes_ = 0;
@@ -113,6 +125,7 @@ Status CudaEvaluator::Prepare() {
   if (!work_dir) return Fail(work_dir.error());
   work_dir_ = work_dir->path;
   owns_work_dir_ = work_dir->owned;
+  if (auto sandbox = PrepareSandbox(); !sandbox) return sandbox;
   // The toolchain: nvcc's release line and the target architecture (the
   // nodes' nvcc when builds are Slurm jobs).
   SubprocessOptions version;
@@ -126,7 +139,18 @@ Status CudaEvaluator::Prepare() {
   toolchain_ = "nvcc " + NvccRelease(ran->log) + " -arch=" + options_.arch;
   std::filesystem::create_directories(work_dir_ / "probe");
   // Under Slurm the probe is a job: the devices and host of a compute node.
-  const CudaDeviceReport devices = ProbeCudaDevices(runner_, *options_.executor, work_dir_ / "probe");
+  const auto probe_dir = work_dir_ / "probe";
+  const CudaDeviceReport devices =
+      ProbeCudaDevices(runner_, *options_.executor, probe_dir, Sandboxed({}, probe_dir));
+  if (devices.devices <= 0 && !bwrap_.empty()) {
+    // Tell a sandbox that hides the GPU apart from a machine without one.
+    const CudaDeviceReport outside = ProbeCudaDevices(runner_, *options_.executor, probe_dir);
+    if (outside.devices > 0) {
+      return Fail(Error::Unsupported(context + ": the GPU works outside the sandbox but not inside it (" +
+                                     devices.detail + "); add the paths its driver needs to evaluator.binds, or "
+                                     "set evaluator.sandbox to \"none\" to run CUDA kernels unconfined"));
+    }
+  }
   if (devices.devices <= 0) {
     return Fail(Error::Unsupported(context + ": no CUDA device found (" + devices.detail +
                                    "); the cuda evaluator needs an NVIDIA GPU and its driver"));
@@ -191,6 +215,7 @@ Measurement CudaEvaluator::MeasureBuilt(const BuildResult& build) {
                                MakeJob("time", {build.library, reference_build_.library}, true), NewEvalDir(),
                                {reference_outputs_, reference_timed_outputs_}, "CUDA events; ", "L2");
   Measurement& measured = judged.measurement;
+  measured.log += SandboxLine() + "\n";
   if (measured.outcome != Outcome::kMeasured) return measured;
   measured.log += judged.runner_log;
   if (measured.speedup > options_.measure.max_speedup) {
@@ -221,11 +246,60 @@ Job CudaEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem:
 JobRun CudaEvaluator::RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const {
   RunnerProcess process;
   process.name = "kestrel-cuda-runner";
-  process.argv = {runner_.string()};
+  process.argv = Sandboxed(job.libraries, dir);
+  process.argv.push_back(runner_.string());
+  process.bubblewrapped = !bwrap_.empty();
   process.timeout_s = options_.measure.run_timeout_s;
   process.cpu_limit_s = options_.measure.run_timeout_s * 2 + kRunnerCpuSlackSeconds;  // the driver runs threads of its own
   // No RLIMIT_AS: the CUDA driver maps the GPU's memory into the address space.
   return RunRunnerJob(*options_.executor, process, job, dir, phase);
+}
+
+Status CudaEvaluator::PrepareSandbox() {
+  for (std::size_t i = 0; i < options_.binds.size(); ++i) {
+    std::error_code error;
+    const std::filesystem::path path = options_.binds[i];
+    if (!path.is_absolute() || !std::filesystem::exists(path, error)) {
+      return Fail(Error::InvalidArgument("evaluator.binds[" + std::to_string(i) + "]: \"" + options_.binds[i] +
+                                         "\" is not an absolute path that exists"));
+    }
+  }
+  if (options_.sandbox == "none") return {};
+  if (options_.sandbox != "auto") {
+    return Fail(Error::InvalidArgument("evaluator.sandbox: expected \"auto\" or \"none\", got \"" +
+                                       options_.sandbox + "\""));
+  }
+  const SandboxReport report = DetectSandbox(work_dir_);
+  if (report.bwrap) {
+    bwrap_ = report.bwrap_path;
+  } else {
+    gap_ = "the CUDA runner would run without bubblewrap: " + report.bwrap_why;
+  }
+  return {};
+}
+
+std::vector<std::string> CudaEvaluator::Sandboxed(const std::vector<std::filesystem::path>& libraries,
+                                                  const std::filesystem::path& dir) const {
+  if (bwrap_.empty()) return {};
+  ProgramView view;
+  view.read_only = {std::filesystem::absolute(runner_)};
+  for (const auto& library : libraries) view.read_only.push_back(std::filesystem::absolute(library));
+  view.read_only.insert(view.read_only.end(), options_.binds.begin(), options_.binds.end());
+  view.writable = {std::filesystem::absolute(dir)};
+  view.devices = NvidiaDevices();
+  view.sys = true;  // the driver reads /sys (CUDA_ERROR_OPERATING_SYSTEM without it)
+  view.cwd = view.writable[0];
+  std::vector<std::string> pass = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
+  pass.insert(pass.end(), options_.pass_env.begin(), options_.pass_env.end());
+  return ProgramSandboxArgs(bwrap_, ProgramEnvironment(pass, view.cwd), view);
+}
+
+std::string CudaEvaluator::SandboxLine() const {
+  if (options_.sandbox == "none") return "sandbox: NONE (evaluator.sandbox is \"none\": the CUDA runner runs unconfined)";
+  if (bwrap_.empty()) return "sandbox: rlimits only (INCOMPLETE: " + gap_ + ")";
+  return "sandbox: bwrap+rlimits (user, pid, ipc, network namespaces; no capabilities; the runner, the kernels, the "
+         "evaluation's folder, /sys and the GPU's nodes only; no seccomp: the driver's ioctls; the kernel shares "
+         "the runner's process)";
 }
 
 }  // namespace

@@ -40,6 +40,14 @@ struct CudaEvaluatorOptions {
   // docs/SLURM.md; gres "gpu:1" gives each its GPU) and where nvcc runs.
   std::shared_ptr<const Executor> executor = LocalExecutor();
   std::shared_ptr<const Executor> build_executor = LocalExecutor();
+  // The runner's sandbox (sandbox_args.h, ProgramSandboxArgs): "auto"
+  // (bubblewrap when it works here) or "none". It sees the runner, the
+  // job's kernels, its evaluation folder, /usr, /sys and the GPU's device
+  // nodes; `binds` adds read-only paths, `pass_env` variables
+  // (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER always pass).
+  std::string sandbox = "auto";
+  std::vector<std::string> binds;
+  std::vector<std::string> pass_env;
 };
 
 // Builds the task's reference with nvcc, runs it on the GPU on every shape
@@ -63,8 +71,9 @@ struct CudaDeviceReport {
 CudaDeviceReport DetectCuda(const std::string& nvcc = "");
 // The device part of DetectCuda with a given runner (nvcc fields left empty),
 // run by `executor` in `dir`: under Slurm, a compute node's devices.
+// `sandbox`: the command line the runner runs under (empty: none).
 CudaDeviceReport ProbeCudaDevices(const std::filesystem::path& runner, const Executor& executor = *LocalExecutor(),
-                                  const std::filesystem::path& dir = {});
+                                  const std::filesystem::path& dir = {}, const std::vector<std::string>& sandbox = {});
 
 // The last non-empty line of `nvcc --version` ("Build cuda_13.0..."): the
 // release that goes into the toolchain and `kestrel doctor`.

@@ -46,6 +46,27 @@ void CheckSandbox(std::vector<Check>& checks) {
   }
 }
 
+// The sandbox of a program that loads kernels itself (kinds "command" and
+// "cuda": command_sandbox.h, sandbox_args.h): bubblewrap or nothing.
+Check CheckProgramSandbox(const EvaluatorConfig& config) {
+  const std::string name = config.kind == "cuda" ? "sandbox: cuda runner" : "sandbox: run command";
+  if (config.sandbox == "none") {
+    return {name, CheckState::kWarn, "OFF (evaluator.sandbox \"none\"): it runs unconfined", ""};
+  }
+  const SandboxReport report = DetectSandbox();
+  if (!report.bwrap) {
+    return {name, CheckState::kFail, "MISSING: " + report.bwrap_why,
+            "apt-get install bubblewrap, and allow user namespaces"};
+  }
+  const std::string view = config.kind == "cuda" ? "the runner, the kernels, the evaluation's folder, /sys and the GPU's nodes"
+                                                 : "the task, the build and the work dir";
+  return {name, CheckState::kOk,
+          "bwrap: user, pid, ipc, network namespaces; no capabilities; " + view +
+              " (and evaluator.binds) read-only or its own; no seccomp (" +
+              (config.kind == "cuda" ? "the driver's ioctls" : "an arbitrary harness") + ")",
+          ""};
+}
+
 // nvcc and a GPU, for the cuda evaluator (docs/CUDA.md). No GPU is a
 // warning: cpu and command evaluations do not need one.
 Check CheckCuda() {
@@ -96,6 +117,7 @@ std::vector<Check> Diagnose(const EvaluatorConfig& config) {
   CheckSandbox(checks);
   checks.push_back(CheckCuda());
   if (config.kind == "command") checks.push_back(CheckCommandEvaluator(config));
+  if (config.kind != "cpu") checks.push_back(CheckProgramSandbox(config));
   return checks;
 }
 

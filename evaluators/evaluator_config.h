@@ -20,13 +20,20 @@ struct EvaluatorConfig {
   // wall clock: run_timeout_s); the seed is the run config's.
   MeasureOptions measure;
   bool flush_cache = false;   // evict the caches before each timing sample
-  std::string sandbox = "auto";  // kind "cpu": "auto" (every layer available) or "none" (unconfined, by choice)
+  std::string sandbox = "auto";  // "auto" (every layer available) or "none" (unconfined, by choice)
   std::string arch = "sm_90";  // kind "cuda": nvcc -arch (compiler: the nvcc, "" for the default)
   // kind "command" (evaluators/command_evaluator.h): argv templates with
   // placeholders; build may be empty. measure.run_timeout_s is the run command's.
   std::vector<std::string> build;
   std::vector<std::string> run;
   double build_timeout_s = 600;
+  // The sandbox of a program that loads the kernel itself (kinds "command"
+  // and "cuda"; sandbox_args.h): more read-only paths it may see, and
+  // variables passed in with their values; "command" only: device nodes
+  // (globs under /dev) it may use.
+  std::vector<std::string> binds;
+  std::vector<std::string> pass_env;
+  std::vector<std::string> devices;
 };
 
 // Where the measure step runs (docs/SLURM.md). "local": here; "slurm": every

@@ -50,6 +50,7 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
     options.build = config.build;
     options.run = config.run;
     options.build_timeout_s = config.build_timeout_s;
+    options.sandbox = {config.sandbox, config.binds, config.devices, config.pass_env};
     return MakeCommandEvaluator(task, options);
   }
   if (config.kind == "cuda") {
@@ -58,6 +59,9 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
     options.nvcc = config.compiler;
     options.arch = config.arch;
     options.flags = config.flags;
+    options.sandbox = config.sandbox;
+    options.binds = config.binds;
+    options.pass_env = config.pass_env;
     return MakeCudaEvaluator(task, options);
 #else
     return Fail(Error::Unsupported("evaluator.kind \"cuda\": this build has no CUDA evaluator (no CUDA toolkit in "

@@ -47,6 +47,7 @@ JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, cons
     run.failure = Verdict(Outcome::kRejected, "evaluator error: cannot start " + process.name + ": " + ran.error().message(), "");
     return run;
   }
+  if (process.bubblewrapped) ran->ReadAsBubblewrapped();
   run.log = ran->log;
   if (!ran->job.empty()) run.log += (run.log.empty() || run.log.back() == '\n' ? "" : "\n") + ("ran as " + ran->job + "\n");
   const std::string log = run.log.empty() ? "" : "runner output (" + phase + "):\n" + run.log;

@@ -32,6 +32,7 @@ struct RunnerProcess {
   // The command line before the job file: the runner, or a sandbox wrapping it.
   std::vector<std::string> argv;
   std::vector<std::string> env;          // its whole environment ("NAME=value"); empty: inherit ours
+  bool bubblewrapped = false;            // argv starts with bubblewrap (sandbox_args.h)
   double timeout_s = 60;
   double cpu_limit_s = 0;                // the wall clock times the threads, plus kRunnerCpuSlackSeconds
   std::uint64_t memory_limit_bytes = 0;

@@ -191,6 +191,12 @@ std::string SubprocessResult::Describe(double timeout_s) const {
   return "exited with status " + std::to_string(exit_code);
 }
 
+void SubprocessResult::ReadAsBubblewrapped() {
+  if (signal != 0 || exit_code <= 128 || exit_code > 128 + 64) return;
+  signal = exit_code - 128;
+  exit_code = -1;
+}
+
 std::string SignalName(int signal) {
   const char* abbrev = ::sigabbrev_np(signal);
   if (abbrev == nullptr) return "signal " + std::to_string(signal);

@@ -52,6 +52,9 @@ struct SubprocessResult {
   bool Succeeded() const { return !timed_out && signal == 0 && exit_code == 0 && lost.empty(); }
   // "exited with status 2", "killed by SIGSEGV", "timed out after 5s", or `lost`.
   std::string Describe(double timeout_s) const;
+  // For a program run under bubblewrap, which exits with 128 + N when the
+  // program was killed by signal N: the signal, as if it had run unwrapped.
+  void ReadAsBubblewrapped();
 };
 
 // Runs argv[0] to completion (or its timeout). An error only when the

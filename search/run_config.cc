@@ -107,7 +107,9 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
     }
   };
   only({"compiler", "flags"}, !command, "\"cpu\" and \"cuda\"");
-  only({"threads", "flush_cache", "sandbox"}, out.kind == "cpu", "\"cpu\"");
+  only({"threads", "flush_cache"}, out.kind == "cpu", "\"cpu\"");
+  only({"binds", "pass_env"}, command || cuda, "\"command\" and \"cuda\"");
+  only({"devices"}, command, "\"command\"");
   only({"arch"}, cuda, "\"cuda\"");
   only({"build", "run", "build_timeout_s"}, command, "\"command\"");
   if (cuda) {
@@ -130,6 +132,9 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
   fields.Number("max_speedup", out.measure.max_speedup, 1.0, 1e9);
   fields.Boolean("flush_cache", out.flush_cache);
   fields.OneOf("sandbox", out.sandbox, {"auto", "none"});
+  fields.StringList("binds", out.binds);
+  fields.StringList("pass_env", out.pass_env);
+  fields.StringList("devices", out.devices);
   if (out.compiler.empty() && !cuda) fields.Fail("compiler", "a compiler command");
   return fields.Finish();
 }
@@ -320,6 +325,7 @@ static json ToJson(const EvaluatorConfig& evaluator) {
     out["build"] = evaluator.build;
     out["run"] = evaluator.run;
     out["build_timeout_s"] = evaluator.build_timeout_s;
+    out["devices"] = evaluator.devices;
   } else {
     out["compiler"] = evaluator.compiler;
     out["flags"] = evaluator.flags;
@@ -327,8 +333,12 @@ static json ToJson(const EvaluatorConfig& evaluator) {
   if (evaluator.kind == "cpu") {
     out["threads"] = evaluator.threads;
     out["flush_cache"] = evaluator.flush_cache;
-    out["sandbox"] = evaluator.sandbox;
   }
+  if (evaluator.kind != "cpu") {
+    out["binds"] = evaluator.binds;
+    out["pass_env"] = evaluator.pass_env;
+  }
+  out["sandbox"] = evaluator.sandbox;
   if (evaluator.kind == "cuda") out["arch"] = evaluator.arch;
   return out;
 }

@@ -7,6 +7,8 @@
 #include "evaluators/command_evaluator.h"
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <optional>
@@ -170,6 +172,46 @@ TEST_SUITE("command_evaluator") {
     CHECK_MESSAGE(Contains(writes_input.reason, "modified its input"), writes_input.reason);
   }
 
+  TEST_CASE("a kernel inside the harness reaches nothing outside the run command's sandbox") {
+    // The seed, plus a constructor that attacks as an LLM's kernel could from
+    // inside the harness's process: it prints a canary file and Kestrel's
+    // secret, plants a file beside the canary, kills a bystander and opens a
+    // socket. Each attempt must fail, and the kernel is measured honestly.
+    testing::TempDir canary;
+    testing::WriteFile(canary / "secret.txt", "canary-content-51c2");
+    ::setenv("KESTREL_CANARY_SECRET", "sk-canary-0002", 1);
+    const pid_t bystander = ::fork();
+    if (bystander == 0) {
+      ::execl("/bin/sleep", "sleep", "120", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    const std::string attack =
+        "#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <sys/socket.h>\n"
+        "__attribute__((constructor)) static void attack(void) {\n"
+        "  char text[256] = {0};\n"
+        "  FILE* in = fopen(\"" + (canary / "secret.txt").string() + "\", \"r\");\n"
+        "  if (in) { fread(text, 1, sizeof text - 1, in); fclose(in); }\n"
+        "  const char* secret = getenv(\"KESTREL_CANARY_SECRET\");\n"
+        "  FILE* out = fopen(\"" + (canary / "planted").string() + "\", \"w\");\n"
+        "  if (out) fclose(out);\n"
+        "  printf(\"ATTACK file=[%s] secret=[%s] planted=%d kill=%d socket=%d\\n\", text, secret ? secret : \"\",\n"
+        "         out != 0, kill(" + std::to_string(bystander) + ", SIGKILL), socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 1 : 0);\n"
+        "}\n";
+    const Task task = ExampleTask();
+    const Measurement m = EvalExample(attack + task.seeds.at(0).text, {{"TABLE", "0"}, {"FLOAT", "0"}, {"UNROLL", "1"}});
+    ::unsetenv("KESTREL_CANARY_SECRET");
+    const bool alive = ::kill(bystander, 0) == 0;
+    ::kill(bystander, SIGKILL);
+    ::waitpid(bystander, nullptr, 0);
+    CHECK(m.outcome == Outcome::kMeasured);
+    CHECK_MESSAGE(Contains(m.log, "ATTACK file=[] secret=[] planted=0 kill=-1"), m.log);
+    CHECK_FALSE(Contains(m.log, "canary-content-51c2"));
+    CHECK_FALSE(Contains(m.log, "sk-canary-0002"));
+    CHECK_FALSE(std::filesystem::exists(canary / "planted"));
+    CHECK(alive);
+    CHECK(Contains(m.log, "sandbox: bwrap"));
+  }
+
   TEST_CASE("answers are validated field by field: each bad one is an outcome with a reason") {
     const std::pair<const char*, const char*> violations[] = {
         {"MODE=notjson", "protocol violation: {answer}: not valid JSON"},
@@ -249,19 +291,27 @@ TEST_SUITE("command_evaluator") {
     CHECK_MESSAGE(Contains(crashed.reason, "killed by SIGSEGV"), crashed.reason);
     CHECK(Contains(crashed.log, "about to crash"));
 
-    testing::TempDir dir;
-    const auto pid_file = dir / "child.pid";
+    // The harness's own child sleeps a duration no other process sleeps:
+    // after the timeout no process on this machine may still do so.
+    const std::string marker = "300." + std::to_string(::getpid()) + "7";
+    const auto sleepers = [&] {
+      int found = 0;
+      std::error_code error;
+      for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+        const std::string cmdline = testing::ReadFile(entry.path() / "cmdline");
+        if (cmdline.rfind("sleep", 0) == 0 && Contains(cmdline, marker)) ++found;
+      }
+      return found;
+    };
     const auto start = std::chrono::steady_clock::now();
-    const Measurement hung = EvalFake("MODE=hang ARG=" + pid_file.string());
+    const Measurement hung = EvalFake("MODE=hang ARG=" + marker);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(hung.outcome == Outcome::kTimedOut);
     CHECK_MESSAGE(Contains(hung.reason, "process group was killed"), hung.reason);
     CHECK(seconds < 30);
-    // The harness's own child (a background sleep) died with it.
-    const pid_t child = std::stoi(testing::ReadFile(pid_file));
     bool gone = false;
     for (int i = 0; i < 100 && !gone; ++i) {
-      gone = ::kill(child, 0) != 0;
+      gone = sleepers() == 0;
       if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     CHECK(gone);

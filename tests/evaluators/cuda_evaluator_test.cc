@@ -20,6 +20,8 @@
 #include "core/task.h"
 #include "evaluators/compiler.h"
 #include "evaluators/job.h"
+#include "evaluators/sandbox.h"
+#include "evaluators/sandbox_args.h"
 #include "evaluators/shim.h"
 #include "evaluators/subprocess.h"
 #include "evaluators/task_layout.h"
@@ -194,6 +196,39 @@ TEST_SUITE("cuda_evaluator") {
     REQUIRE(parsed.is_object());
     CHECK(parsed.value("devices", -1) == Devices().devices);
     CHECK(probed->exit_code == (HaveGpu() ? 0 : 3));
+  }
+
+  TEST_CASE("the runner starts in its sandbox, finds what a machine without the sandbox finds, and sees nothing else") {
+    REQUIRE_MESSAGE(DetectSandbox().bwrap, DetectSandbox().bwrap_why);
+    const std::filesystem::path runner = testing::Env("KESTREL_CUDA_RUNNER");
+    testing::TempDir dir;
+    ProgramView view;
+    view.read_only = {runner};
+    view.writable = {dir.path()};
+    view.devices = NvidiaDevices();
+    view.sys = true;
+    view.cwd = dir.path();
+    const auto sandbox = ProgramSandboxArgs(DetectSandbox().bwrap_path, ProgramEnvironment({}, dir.path()), view);
+    const CudaDeviceReport inside = ProbeCudaDevices(runner, *LocalExecutor(), dir.path(), sandbox);
+    INFO(inside.detail);
+    // The runner loaded libcudart and answered on fd 3 through bubblewrap.
+    CHECK_FALSE(Contains(inside.detail, "cannot run"));
+    CHECK_FALSE(Contains(inside.detail, "without a result"));
+    CHECK(inside.devices == Devices().devices);
+    CHECK_FALSE(inside.host.cpu_model.empty());
+    // The same view around a shell: no home, no database, no process of ours.
+    SubprocessOptions look;
+    look.argv = sandbox;
+    look.argv.insert(look.argv.end(), {"/bin/sh", "-c", "ls /proc | grep -c '^[0-9]'; test -e /root || test -e /home || echo hidden; test -w " +
+                                                             runner.string() + " || echo read-only"});
+    look.timeout_s = 30;
+    auto looked = RunSubprocess(look);
+    REQUIRE(looked.has_value());
+    INFO(looked->log);
+    CHECK(looked->Succeeded());
+    CHECK(Contains(looked->log, "hidden"));
+    CHECK(Contains(looked->log, "read-only"));
+    CHECK(std::stoi(looked->log) <= 6);
   }
 
   TEST_CASE("DetectCuda finds nvcc and reports the devices") {

@@ -55,6 +55,19 @@ TEST_SUITE("diagnosis") {
     REQUIRE(missing != nullptr);
     CHECK(missing->state == CheckState::kFail);
     CHECK(missing->fix == "install it or fix the run config");
+
+    // The run command's own sandbox: bubblewrap (required here), or off by choice.
+    const Check* confined = Find(missing_program, "sandbox: run command");
+    REQUIRE(confined != nullptr);
+    CHECK(confined->state == CheckState::kOk);
+    CHECK_MESSAGE(confined->detail.find("network") != std::string::npos, confined->detail);
+    config.sandbox = "none";
+    const std::vector<Check> unconfined = Diagnose(config);
+    const Check* off = Find(unconfined, "sandbox: run command");
+    REQUIRE(off != nullptr);
+    CHECK(off->state == CheckState::kWarn);
+    CHECK(off->detail.rfind("OFF", 0) == 0);
+    CHECK(Find(checks, "sandbox: run command") == nullptr);  // kind cpu: its workers' layers above
   }
 
   TEST_CASE("each profile source is a check: ok where it works, else a warning with its reason and fix") {

@@ -142,6 +142,26 @@ TEST_SUITE("run_config") {
             "evaluator.compiler: expected no such field for kind \"command\"");
     refused({{"kind", "cpu"}, {"run", {"x"}}}, "evaluator.run: expected no such field for kind \"cpu\"");
     refused({{"kind", "command"}, {"run", "bench {answer}"}}, "evaluator.run");
+    refused({{"kind", "cpu"}, {"binds", {"/opt"}}}, "evaluator.binds: expected no such field for kind \"cpu\"");
+    refused({{"kind", "cuda"}, {"devices", {"/dev/x"}}}, "evaluator.devices: expected no such field for kind \"cuda\"");
+    refused({{"kind", "command"}, {"run", {"x"}}, {"sandbox", "off"}}, "evaluator.sandbox");
+
+    // The run command's sandbox: its fields parse and round-trip.
+    json sandboxed = json::parse(testing::ReadFile(testing::SourceDir() / "examples" / "command" / "poly.json"));
+    sandboxed["evaluator"]["sandbox"] = "none";
+    sandboxed["evaluator"]["binds"] = {"/opt/venv"};
+    sandboxed["evaluator"]["devices"] = {"/dev/nvidia*"};
+    sandboxed["evaluator"]["pass_env"] = {"CUDA_VISIBLE_DEVICES"};
+    auto parsed = ParseRunConfig(sandboxed, "c.json");
+    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    CHECK(parsed->evaluator.sandbox == "none");
+    CHECK(parsed->evaluator.binds == std::vector<std::string>{"/opt/venv"});
+    CHECK(parsed->evaluator.devices == std::vector<std::string>{"/dev/nvidia*"});
+    CHECK(parsed->evaluator.pass_env == std::vector<std::string>{"CUDA_VISIBLE_DEVICES"});
+    CHECK(ToJson(*parsed).at("evaluator").at("devices") == json{"/dev/nvidia*"});
+    auto round = ParseRunConfig(ToJson(*parsed), "stored");
+    REQUIRE_MESSAGE(round.has_value(), round.error().message());
+    CHECK(ToJson(*round) == ToJson(*parsed));
   }
 
   TEST_CASE("executor: local by default; slurm parses, round-trips, and needs the command evaluator and a shared dir") {

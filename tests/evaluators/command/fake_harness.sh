@@ -30,7 +30,7 @@ case "$mode" in
   capped) measured "1e-5, 1e-5, 1e-5" "$r" 0 > "$answer" ;;
   noanswer) echo "forgot to answer" ;;
   crash) echo "about to crash"; kill -SEGV $$ ;;
-  hang) sleep 300 & echo $! > "$arg"; wait ;;
+  hang) sleep "$arg" & wait ;;  # ARG: a duration no other process sleeps, to find it by
   late) measured "$c" "$r" 0 > "$answer"; exit 3 ;;
   profiled) measured "$c" "$r" 0 | sed 's/}]}$/}], "profile": {"counters": {"source": "ncu", "shape": "n=1048576", "ipc": 1.5}, "unavailable": ["pmu: none"]}}/' > "$answer" ;;
   badprofile) measured "$c" "$r" 0 | sed 's/}]}$/}], "profile": {"mix": {"total": "many"}}}/' > "$answer" ;;
