@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/hidden_shapes.h"
 #include "evaluators/command_answer.h"
 #include "evaluators/build_cache.h"
 #include "evaluators/compiler.h"
@@ -62,6 +63,17 @@ std::string ReadFileLimited(const std::filesystem::path& path, std::size_t limit
   return text;
 }
 
+// What one run of the run command is asked: the measurement's job, or a
+// hidden-shape check's (its shapes timed once each, with the check's seed).
+struct HarnessJob {
+  std::vector<Shape> shapes;        // timed (and checked)
+  std::vector<Shape> check_shapes;  // checked only
+  std::uint64_t seed = 1;
+  double min_time_s = 0;
+  int min_samples = 1;
+  int input_sets = 1;
+};
+
 class CommandEvaluator final : public Evaluator {
  public:
   CommandEvaluator(Task task, CommandEvaluatorOptions options) : task_(std::move(task)), options_(std::move(options)) {}
@@ -83,6 +95,12 @@ class CommandEvaluator final : public Evaluator {
   bool CanProfile() const override { return true; }
   Result<Profile> ProfileBuilt(const Candidate& candidate, const BuildResult& build,
                                const Measurement& measurement) override;
+  // The run command asked for the hidden shapes as its timed shapes (one
+  // sample each, one input set, the check's seed): first with the reference
+  // as the candidate (a harness or task that cannot take the shapes is not
+  // the candidate's fault), then with the candidate.
+  HiddenShapeCheck CheckHiddenShapes(const Candidate& candidate, const BuildResult& build,
+                                     std::uint64_t seed) override;
   std::string SandboxGap() const override { return sandbox_.Gap(); }
   bool Unconfined() const override { return sandbox_.Unconfined(); }
 
@@ -92,12 +110,17 @@ class CommandEvaluator final : public Evaluator {
   // becomes one element per knob.
   std::vector<std::string> Expand(const std::vector<std::string>& argv, const Values& values,
                                   const std::vector<std::string>& knob_flags) const;
-  Values CandidateValues(const Candidate& candidate, const std::filesystem::path& build_dir) const;
+  Values CandidateValues(const Candidate& candidate, const std::filesystem::path& build_dir,
+                         const HarnessJob& job) const;
+  HarnessJob MeasureJob() const;
   BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const;
   Measurement MeasureBuilt(const Candidate& candidate, const BuildResult& build);
+  // One run of the run command on `job`, judged; `profile` gets the answer's.
+  Measurement RunHarness(const Candidate& candidate, const BuildResult& build, const HarnessJob& job,
+                         std::optional<Profile>& profile);
   Measurement FromAnswer(CommandAnswer answer, std::string log) const;
   Measurement ReadAnswer(const std::filesystem::path& dir, const std::string& nonce, const std::string& ended,
-                         std::string log, std::optional<Profile>& profile) const;
+                         const HarnessJob& job, std::string log, std::optional<Profile>& profile) const;
 
   Task task_;
   CommandEvaluatorOptions options_;
@@ -186,20 +209,26 @@ std::vector<std::string> CommandEvaluator::Expand(const std::vector<std::string>
 }
 
 CommandEvaluator::Values CommandEvaluator::CandidateValues(const Candidate& candidate,
-                                                           const std::filesystem::path& build_dir) const {
+                                                           const std::filesystem::path& build_dir,
+                                                           const HarnessJob& job) const {
   Json knobs = Json::object();
   for (const auto& [name, value] : candidate.knobs) knobs[name] = value;
   Json shapes = Json::array();
-  for (const auto& shape : task_.shapes) shapes.push_back(shape);
+  for (const auto& shape : job.shapes) shapes.push_back(shape);
   return {{"{source}", (build_dir / source_name_).string()},
           {"{build_dir}", build_dir.string()},
           {"{task_dir}", std::filesystem::absolute(task_.dir).string()},
           {"{reference}", std::filesystem::absolute(task_.dir / task_.reference.name).string()},
           {"{knobs}", knobs.dump()},
-          {"{seed}", std::to_string(options_.measure.seed)},
-          {"{min_time}", Number(options_.measure.min_time_s)},
-          {"{min_samples}", std::to_string(options_.measure.min_samples)},
+          {"{seed}", std::to_string(job.seed)},
+          {"{min_time}", Number(job.min_time_s)},
+          {"{min_samples}", std::to_string(job.min_samples)},
           {"{shapes}", shapes.dump()}};
+}
+
+HarnessJob CommandEvaluator::MeasureJob() const {
+  return {task_.shapes,          task_.check_shapes,      options_.measure.seed, options_.measure.min_time_s,
+          options_.measure.min_samples, options_.measure.input_sets};
 }
 
 BuildResult CommandEvaluator::Build(const Candidate& candidate) {
@@ -218,7 +247,7 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
     return result;
   }
   SubprocessOptions run;
-  run.argv = Expand(options_.build, CandidateValues(candidate, dir), candidate.KnobDefines());
+  run.argv = Expand(options_.build, CandidateValues(candidate, dir, MeasureJob()), candidate.KnobDefines());
   run.cwd = dir;
   run.timeout_s = options_.build_timeout_s;
   run.env = EnvironmentWith({"LC_ALL=C"});
@@ -240,6 +269,21 @@ Measurement CommandEvaluator::Measure(const Candidate& candidate, const BuildRes
 
 Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const BuildResult& build) {
   if (!build.ok) return Verdict(Outcome::kBuildFailed, FirstErrorLine(build.log), build.log);
+  std::optional<Profile> profile;
+  Measurement measured = RunHarness(candidate, build, MeasureJob(), profile);
+  if (measured.outcome == Outcome::kMeasured) {
+    std::lock_guard lock(profiles_mutex_);
+    if (profile) {
+      profiles_[candidate.Identity()] = std::move(*profile);
+    } else {
+      profiles_.erase(candidate.Identity());
+    }
+  }
+  return measured;
+}
+
+Measurement CommandEvaluator::RunHarness(const Candidate& candidate, const BuildResult& build, const HarnessJob& job,
+                                         std::optional<Profile>& profile) {
   const auto dir = work_dir_ / "evals" / std::to_string(next_eval_++);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -252,25 +296,25 @@ Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const Bui
   } cleanup{dir};
 
   const std::string nonce = MakeNonce();
-  Values values = CandidateValues(candidate, build.library.parent_path());
+  Values values = CandidateValues(candidate, build.library.parent_path(), job);
   values["{workdir}"] = dir.string();
   values["{answer}"] = (dir / "answer.json").string();
   values["{job}"] = (dir / "job.json").string();
   values["{nonce}"] = nonce;
-  Json job = {{"task", Json::parse(task_.spec_text.empty() ? "{}" : task_.spec_text)},
-              {"task_dir", values["{task_dir}"]},
-              {"source", values["{source}"]},
-              {"reference", values["{reference}"]},
-              {"knobs", Json::parse(values["{knobs}"])},
-              {"seed", options_.measure.seed},
-              {"input_sets", options_.measure.input_sets},
-              {"min_time_s", options_.measure.min_time_s},
-              {"min_samples", options_.measure.min_samples},
-              {"nonce", nonce},
-              {"answer", values["{answer}"]},
-              {"shapes", Json::parse(values["{shapes}"])},
-              {"check_shapes", task_.check_shapes}};
-  std::ofstream(dir / "job.json", std::ios::binary | std::ios::trunc) << job.dump(2);
+  Json spec = {{"task", Json::parse(task_.spec_text.empty() ? "{}" : task_.spec_text)},
+               {"task_dir", values["{task_dir}"]},
+               {"source", values["{source}"]},
+               {"reference", values["{reference}"]},
+               {"knobs", Json::parse(values["{knobs}"])},
+               {"seed", job.seed},
+               {"input_sets", job.input_sets},
+               {"min_time_s", job.min_time_s},
+               {"min_samples", job.min_samples},
+               {"nonce", nonce},
+               {"answer", values["{answer}"]},
+               {"shapes", Json::parse(values["{shapes}"])},
+               {"check_shapes", job.check_shapes}};
+  std::ofstream(dir / "job.json", std::ios::binary | std::ios::trunc) << spec.dump(2);
 
   SubprocessOptions run;
   run.argv = sandbox_.Wrap(Expand(options_.run, values, candidate.KnobDefines()), task_.dir,
@@ -290,18 +334,50 @@ Measurement CommandEvaluator::MeasureBuilt(const Candidate& candidate, const Bui
   }
   if (!ran->lost.empty()) return Verdict(Outcome::kCrashed, ran->lost, log);
   const std::string ended = ran->Succeeded() ? "" : "run command " + ran->Describe(run.timeout_s);
-  std::optional<Profile> profile;
-  Measurement measured = ReadAnswer(dir, nonce, ended, std::move(log), profile);
+  Measurement measured = ReadAnswer(dir, nonce, ended, job, std::move(log), profile);
   if (measured.outcome == Outcome::kMeasured && !ran->job.empty()) measured.log += "measured by " + ran->job + "\n";
-  if (measured.outcome == Outcome::kMeasured) {
-    std::lock_guard lock(profiles_mutex_);
-    if (profile) {
-      profiles_[candidate.Identity()] = std::move(*profile);
-    } else {
-      profiles_.erase(candidate.Identity());
-    }
-  }
   return measured;
+}
+
+HiddenShapeCheck CommandEvaluator::CheckHiddenShapes(const Candidate& candidate, const BuildResult& build,
+                                                     std::uint64_t seed) {
+  HiddenShapeCheck check;
+  if (task_.shape_ranges.empty()) return check;
+  if (!build.ok) {
+    check.note = "not built";
+    return check;
+  }
+  HarnessJob job{DrawHiddenShapes(task_, seed), {}, seed, 0.0, 1, 1};
+  if (job.shapes.empty()) {
+    check.note = "every shape drawn from the ranges is a timed or checked one";
+    return check;
+  }
+  std::optional<Profile> ignored;
+  Candidate reference{task_.reference.text, {}, toolchain_, {}};
+  if (auto knobs = ParseKnobs(reference.source); knobs) reference.knobs = DefaultKnobs(*knobs);
+  const Measurement own = RunHarness(reference, Build(reference), job, ignored);
+  if (own.outcome != Outcome::kMeasured) {
+    check.note = "the reference through the run command " + std::string(ToString(own.outcome)) +
+                 " on a hidden shape (" + ToString(job.shapes.front()) + ", ...): " + own.reason +
+                 "; narrow the task's shape_ranges or let the harness take any shape";
+    return check;
+  }
+  Measurement verdict = RunHarness(candidate, build, job, ignored);
+  check.shapes = job.shapes;
+  // One sample of a small shape says nothing of speed: the cap is not this check's.
+  const bool capped = verdict.outcome == Outcome::kRejected && verdict.reason.rfind("flagged for review", 0) == 0;
+  if (verdict.outcome == Outcome::kMeasured || capped) return check;
+  // Failing a size it was never shown makes it wrong, whatever way it
+  // failed; the harness's words may name the sizes, so they stay in the
+  // log of the check, which is not shown in a prompt.
+  const Outcome outcome = verdict.outcome;
+  Measurement failure = Verdict(outcome == Outcome::kRejected ? Outcome::kRejected : Outcome::kWrong,
+                                "hidden shape: the run command's answer was " + std::string(ToString(outcome)),
+                                "checked on " + std::to_string(check.shapes.size()) +
+                                    " shapes drawn from the task's shape_ranges, with a fresh input seed; their sizes "
+                                    "are not shown\n");
+  check.failure = std::move(failure);
+  return check;
 }
 
 Result<Profile> CommandEvaluator::ProfileBuilt(const Candidate& candidate, const BuildResult& /*build*/,
@@ -318,7 +394,7 @@ Result<Profile> CommandEvaluator::ProfileBuilt(const Candidate& candidate, const
 // The answer the run command wrote, judged; `ended` says how the command
 // ended when that was not a success ("" when it was).
 Measurement CommandEvaluator::ReadAnswer(const std::filesystem::path& dir, const std::string& nonce,
-                                         const std::string& ended, std::string log,
+                                         const std::string& ended, const HarnessJob& job, std::string log,
                                          std::optional<Profile>& profile) const {
   const auto answer_path = dir / "answer.json";
   std::error_code missing;
@@ -329,7 +405,7 @@ Measurement CommandEvaluator::ReadAnswer(const std::filesystem::path& dir, const
   bool too_big = false;
   const std::string text = ReadFileLimited(answer_path, kAnswerLimitBytes, too_big);
   if (too_big) return Verdict(Outcome::kRejected, "protocol violation: the answer is larger than 256 MiB", log);
-  auto answer = ParseCommandAnswer(text, task_.shapes, nonce, options_.measure.min_samples);
+  auto answer = ParseCommandAnswer(text, job.shapes, nonce, job.min_samples);
   if (!answer) {
     return Verdict(Outcome::kRejected, "protocol violation: " + answer.error().message(),
                    log + "answer (first 2000 bytes):\n" + text.substr(0, 2000) + "\n");

@@ -212,6 +212,38 @@ TEST_SUITE("command_evaluator") {
     CHECK(Contains(m.log, "sandbox: bwrap"));
   }
 
+  TEST_CASE("hidden shapes: a kernel right only on the shapes it was shown is wrong; the seed passes") {
+    const Task task = ExampleTask();
+    REQUIRE_FALSE(task.shape_ranges.empty());
+    Evaluator& evaluator = Example();
+    const KnobValues knobs = {{"TABLE", "0"}, {"FLOAT", "0"}, {"UNROLL", "1"}};
+    const Candidate honest{task.seeds.at(0).text, knobs, evaluator.Toolchain(), evaluator.Flags()};
+    const HiddenShapeCheck passed = evaluator.CheckHiddenShapes(honest, evaluator.Build(honest), 11);
+    INFO(passed.note);
+    CHECK(passed.shapes.size() == 2);
+    CHECK_FALSE(passed.failure.has_value());
+
+    // The seed's loop on the four sizes of task.json, zeros on any other.
+    std::string special = task.seeds.at(0).text;
+    const std::string entry = "void poly(const float* x, float* y, int64_t n) {";
+    REQUIRE(special.find(entry) != std::string::npos);
+    special.replace(special.find(entry), entry.size(),
+                    entry + "\n  if (n != 1048576 && n != 4096 && n != 7 && n != 33) { for (int64_t j = 0; j < n; ++j) "
+                            "y[j] = 0; return; }");
+    const Candidate cheat{special, knobs, evaluator.Toolchain(), evaluator.Flags()};
+    const Measurement shown = evaluator.Measure(cheat, evaluator.Build(cheat));  // the shapes it was shown
+    CHECK_MESSAGE(shown.outcome == Outcome::kMeasured, shown.reason);
+    const Measurement evaluated = evaluator.Evaluate(cheat);  // what `kestrel eval` and a confirmation do
+    CHECK(evaluated.outcome == Outcome::kWrong);
+    CHECK_MESSAGE(Contains(evaluated.reason, "hidden shape"), evaluated.reason);
+    const HiddenShapeCheck caught = evaluator.CheckHiddenShapes(cheat, evaluator.Build(cheat), 11);
+    REQUIRE(caught.failure.has_value());
+    CHECK(caught.failure->outcome == Outcome::kWrong);
+    CHECK_MESSAGE(Contains(caught.failure->reason, "hidden shape"), caught.failure->reason);
+    CHECK(caught.shapes == passed.shapes);
+    for (const Shape& shape : caught.shapes) CHECK_FALSE(Contains(caught.failure->reason, std::to_string(shape.at("n"))));
+  }
+
   TEST_CASE("answers are validated field by field: each bad one is an outcome with a reason") {
     const std::pair<const char*, const char*> violations[] = {
         {"MODE=notjson", "protocol violation: {answer}: not valid JSON"},
