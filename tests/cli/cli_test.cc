@@ -218,7 +218,7 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE("a search through the command protocol example finds a faster kernel and stores it like any other") {
-    Workspace workspace;
+    Workspace workspace(testing::Calibrate::kInRun);  // as a run makes it (the command evaluator does not calibrate)
     const fs::path examples = testing::SourceDir() / "examples" / "command";
     // The whole knob space (2 x 2 x 3): the best must be one with a table of
     // coefficients, whatever order the strategy takes.
