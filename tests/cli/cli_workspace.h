@@ -9,6 +9,7 @@
 
 #include <doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -136,9 +137,8 @@ struct Process {
 enum class Calibrate { kFromCache, kInRun };
 
 // A temporary directory with the tasks "affine" (6 configurations) and
-// "affine_wide" (48), and a database path in it (not created until a command
-// that calibrates is spawned: then, with kFromCache, it starts with the
-// cached calibration).
+// "affine_wide" (48), and a database path in it (not created until a search
+// is spawned: then, with kFromCache, it starts with the cached calibration).
 class Workspace {
  public:
   explicit Workspace(Calibrate calibrate = Calibrate::kFromCache) : calibrate_(calibrate) {
@@ -196,13 +196,11 @@ class Workspace {
   Exec Run(const std::vector<std::string>& args, bool with_db = true) { return Wait(Spawn(args, with_db)); }
 
  private:
-  // The commands that calibrate the host of a database without one (a
-  // search, `suite run` among them, an evaluation, a person's candidate).
+  // A search (`run`, `suite run`) calibrates the host of the database it
+  // creates. (`eval` without a database takes the user's cache itself and
+  // creates none; `add` needs a database a run made.)
   static bool Calibrates(const std::vector<std::string>& args) {
-    for (const std::string& arg : args) {
-      if (arg == "run" || arg == "eval" || arg == "add") return true;
-    }
-    return false;
+    return std::find(args.begin(), args.end(), "run") != args.end();
   }
 
   static Exec Collect(const Process& process, int status) {
