@@ -3,69 +3,29 @@
 // kernels compiled, verified and timed.
 
 #include <doctest.h>
-#include <signal.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_json.h"
 #include "cli_workspace.h"
 #include "store/store.h"
 #include "testing.h"
 
 using namespace kestrel;
-using namespace std::chrono_literals;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-namespace {
-
+using testing::Contains;
 using testing::Exec;
-using testing::Process;
+using testing::ParseJson;
 using testing::Searched;
 using testing::Workspace;
-
-json ParseJson(const Exec& exec) {
-  try {
-    return json::parse(exec.out);
-  } catch (const json::exception& error) {
-    FAIL("not JSON (" << error.what() << "): " << exec.out << "\nstderr: " << exec.err);
-  }
-  return {};
-}
-
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// Polls `kestrel runs --json` until the newest run is running with at least
-// `evaluations` evaluations; false when `process` exits first or after 30 s.
-bool WaitForRun(Workspace& workspace, int evaluations, const Process& process) {
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (auto exited = Workspace::Poll(process)) {
-      FAIL("the run exited early with " << exited->code << ": " << exited->err);
-      return false;
-    }
-    const Exec read = workspace.Run({"runs", "--json"});
-    if (read.code == 0) {
-      try {
-        const json runs = json::parse(read.out);
-        if (!runs.empty() && runs[0].at("status") == "running" && runs[0].at("evaluations") >= evaluations) return true;
-      } catch (const json::exception&) {
-      }
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
-}
-
-}  // namespace
 
 TEST_SUITE("cli") {
   TEST_CASE("kestrel tasks lists the built-in tasks and those of --tasks-dir") {
@@ -218,7 +178,7 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE("a search through the command protocol example finds a faster kernel and stores it like any other") {
-    Workspace workspace;
+    Workspace workspace(testing::Calibrate::kInRun);  // as a run makes it (the command evaluator does not calibrate)
     const fs::path examples = testing::SourceDir() / "examples" / "command";
     // The whole knob space (2 x 2 x 3): the best must be one with a table of
     // coefficients, whatever order the strategy takes.
@@ -487,90 +447,5 @@ void axpy(const float* x, float* y, int64_t n) {
       CHECK(bare.code == 2);
       CHECK_FALSE(bare.err.empty());
     }
-  }
-
-  TEST_CASE("readers work while a run writes") {
-    Workspace workspace;
-    const Process writer = workspace.Spawn(
-        {"run", "--task", "affine_wide", "--max-evals", "40", "--min-time", "0.01", "--quiet", "--json"});
-    REQUIRE(WaitForRun(workspace, 0, writer));
-    int reads = 0, reads_while_running = 0, seen_running = 0;
-    std::optional<Exec> finished;
-    while (reads < 10 || !finished) {
-      if (!finished) finished = Workspace::Poll(writer);
-      for (const char* command : {"runs", "best"}) {
-        CAPTURE(command);
-        const Exec read = workspace.Run({command, "--json"});
-        INFO("stderr: " << read.err);
-        REQUIRE(read.code == 0);
-        const json document = ParseJson(read);
-        CHECK(document.is_array());
-        if (std::string(command) == "runs" && !document.empty() && document[0].at("status") == "running") {
-          ++seen_running;
-        }
-      }
-      ++reads;
-      if (!finished) ++reads_while_running;
-      REQUIRE(reads < 2000);
-      std::this_thread::sleep_for(100ms);  // leave the two cores to the writer
-    }
-    INFO("writer stderr: " << finished->err);
-    CHECK(finished->code == 0);
-    CHECK(reads_while_running >= 3);
-    CHECK(seen_running >= 1);
-    const json summary = ParseJson(*finished);
-    CHECK(summary.at("evaluations") == 40);
-    CHECK(summary.at("stop_reason") == "evaluations");
-    const json runs = ParseJson(workspace.Run({"runs", "--json"}));
-    REQUIRE(runs.size() == 1);
-    CHECK(runs[0].at("status") == "finished");
-    CHECK(runs[0].at("evaluations") == 40);
-  }
-
-  TEST_CASE("SIGINT stops a run: exit 130, the run recorded as interrupted, the database intact") {
-    Workspace workspace;
-    const Process run = workspace.Spawn({"run", "--task", "affine_wide", "--time", "10m", "--min-time", "0.01"});
-    REQUIRE(WaitForRun(workspace, 1, run));
-    REQUIRE(kill(run.pid, SIGINT) == 0);
-    const Exec stopped = Workspace::Wait(run);
-    INFO("stderr: " << stopped.err);
-    CHECK(stopped.code == 130);
-    CHECK(Contains(stopped.err, "stopping"));
-    const json runs = ParseJson(workspace.Run({"runs", "--json"}));
-    REQUIRE(runs.size() == 1);
-    CHECK(runs[0].at("status") == "interrupted");
-    CHECK(runs[0].at("stop_reason") == "signal");
-    CHECK(runs[0].at("evaluations").get<int>() >= 1);
-    CHECK(runs[0].at("evaluations").get<int>() < 48);
-    auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
-    REQUIRE_MESSAGE(store.has_value(), store.error().message());
-    auto intact = (*store)->IntegrityOk();
-    REQUIRE(intact.has_value());
-    CHECK(*intact);
-    // Every node the run created reached a final status: nothing was left in flight.
-    auto runs_list = (*store)->ListRuns();
-    REQUIRE(runs_list.has_value());
-    auto nodes = (*store)->LoadNodes(runs_list->at(0).graph_id);
-    REQUIRE(nodes.has_value());
-    for (const NodeRecord& node : *nodes) CHECK(IsFinal(node.status));
-  }
-  TEST_CASE("a second SIGINT exits at once with 130 and leaves a readable database") {
-    Workspace workspace;
-    const Process run = workspace.Spawn({"run", "--task", "affine_wide", "--time", "10m", "--min-time", "0.01"});
-    REQUIRE(WaitForRun(workspace, 1, run));
-    REQUIRE(kill(run.pid, SIGINT) == 0);
-    std::this_thread::sleep_for(20ms);
-    REQUIRE(kill(run.pid, SIGINT) == 0);
-    const Exec stopped = Workspace::Wait(run);
-    INFO("stderr: " << stopped.err);
-    CHECK(stopped.code == 130);
-    auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
-    REQUIRE_MESSAGE(store.has_value(), store.error().message());
-    auto intact = (*store)->IntegrityOk();
-    REQUIRE(intact.has_value());
-    CHECK(*intact);
-    const Exec runs = workspace.Run({"runs", "--json"});
-    CHECK(runs.code == 0);
-    CHECK(ParseJson(runs).size() == 1);
   }
 }

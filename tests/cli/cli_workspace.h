@@ -9,11 +9,13 @@
 
 #include <doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cached_calibration.h"
 #include "testing.h"
 
 namespace kestrel::testing {
@@ -130,11 +132,16 @@ struct Process {
   fs::path out, err;
 };
 
+// Whether the workspace's database starts with this host's cached
+// calibration (cached_calibration.h) or is left for the first run to measure.
+enum class Calibrate { kFromCache, kInRun };
+
 // A temporary directory with the tasks "affine" (6 configurations) and
-// "affine_wide" (48), and a database path in it (not created).
+// "affine_wide" (48), and a database path in it (not created until a search
+// is spawned: then, with kFromCache, it starts with the cached calibration).
 class Workspace {
  public:
-  Workspace() {
+  explicit Workspace(Calibrate calibrate = Calibrate::kFromCache) : calibrate_(calibrate) {
     WriteTask(tasks(), "affine", kSeed);
     WriteTask(tasks(), "affine_wide", kWideSeed);
   }
@@ -145,6 +152,9 @@ class Workspace {
   // Starts kestrel with `args` (after --db and --tasks-dir unless !with_db),
   // in this directory, its output going to files of this directory.
   Process Spawn(const std::vector<std::string>& args, bool with_db = true) {
+    if (with_db && calibrate_ == Calibrate::kFromCache && !fs::exists(db()) && Calibrates(args)) {
+      RecordCachedCalibration(db());
+    }
     const std::string tag = std::to_string(++calls_);
     Process process{-1, dir_ / ("out" + tag), dir_ / ("err" + tag)};
     std::vector<std::string> full{KestrelPath().string()};
@@ -186,6 +196,13 @@ class Workspace {
   Exec Run(const std::vector<std::string>& args, bool with_db = true) { return Wait(Spawn(args, with_db)); }
 
  private:
+  // A search (`run`, `suite run`) calibrates the host of the database it
+  // creates. (`eval` without a database takes the user's cache itself and
+  // creates none; `add` needs a database a run made.)
+  static bool Calibrates(const std::vector<std::string>& args) {
+    return std::find(args.begin(), args.end(), "run") != args.end();
+  }
+
   static Exec Collect(const Process& process, int status) {
     Exec result;
     result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -195,6 +212,7 @@ class Workspace {
   }
 
   TempDir dir_;
+  Calibrate calibrate_;
   int calls_ = 0;
 };
 

@@ -43,6 +43,10 @@ using testing::WritePropTask;
 
 namespace {
 
+// The marker task's command evaluator does not calibrate: each database
+// starts as the run makes it.
+constexpr testing::Calibrate kAsRunMakesIt = testing::Calibrate::kInRun;
+
 constexpr char kKeyEnv[] = "KESTREL_LLM_PROPERTY_TEST_KEY";
 
 std::string WriteConfig(Workspace& workspace, const std::string& base_url, const std::string& wire,
@@ -150,7 +154,7 @@ struct SeedResult {
 // resumed until it ends by itself; then the checks.
 SeedResult SearchOneSeed(std::uint64_t seed) {
   CAPTURE(seed);
-  Workspace workspace;
+  Workspace workspace(kAsRunMakesIt);
   WritePropTask(workspace);
   CorpusProvider provider(seed);
   const std::string wire = seed % 2 == 0 ? "openai" : "anthropic";
@@ -273,7 +277,7 @@ TEST_SUITE("cli") {
   TEST_CASE("a provider that always repeats the parent or one kernel: the run ends by itself, duplicates counted") {
     for (const bool same_kernel : {false, true}) {
       CAPTURE(same_kernel);
-      Workspace workspace;
+      Workspace workspace(kAsRunMakesIt);
       WritePropTask(workspace);
       // Replies: always the parent unchanged, or always one faster kernel.
       testing::ScriptedServer server({{200, json{{"choices", {{{"message", {{"role", "assistant"},
@@ -299,7 +303,7 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE("a broken invariant stops the run with stop reason error, saved; resume says why and refuses") {
-    Workspace workspace;
+    Workspace workspace(kAsRunMakesIt);
     WritePropTask(workspace);
     CorpusProvider provider(3);
     const Exec run = workspace.Run({"run", WriteConfig(workspace, provider.BaseUrl(), "openai", 3, 4), "--quiet", "--json"});
@@ -355,7 +359,7 @@ TEST_SUITE("cli") {
       return path.string();
     };
     testing::RoutedServer server(ReplyFor);
-    Workspace whole;
+    Workspace whole(kAsRunMakesIt);
     WritePropTask(whole);
     const Exec uninterrupted = whole.Run({"run", config_for(whole, server.BaseUrl()), "--quiet", "--json"});
     REQUIRE_MESSAGE(uninterrupted.code == 0, uninterrupted.err);
@@ -363,7 +367,7 @@ TEST_SUITE("cli") {
     CHECK(Number(whole, "SELECT count(*) FROM run_events WHERE kind = 'duplicate'") >= 1);
     CHECK(Number(whole, "SELECT count(*) FROM run_events WHERE kind = 'mutator_declined'") >= 1);
 
-    Workspace split;
+    Workspace split(kAsRunMakesIt);
     WritePropTask(split);
     const std::string config = config_for(split, server.BaseUrl());
     int kills = 0;

@@ -197,7 +197,8 @@ TEST_SUITE("cli resume") {
     int duplicates = 0, combines = 0, fixes = 0;  // over both searches
     for (const Case& c : {Case{"graph-ucb", false}, Case{"model", true}}) {
       CAPTURE(c.strategy);
-      Workspace alone, killed;
+      // The marker task's command evaluator does not calibrate: each database starts as the run makes it.
+      Workspace alone(testing::Calibrate::kInRun), killed(testing::Calibrate::kInRun);
       testing::WritePropTask(alone);
       testing::WritePropTask(killed);
       PromptProvider alone_provider(alone), killed_provider(killed);

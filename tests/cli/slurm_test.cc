@@ -196,7 +196,7 @@ TEST_SUITE("slurm") {
 
   TEST_CASE("a search whose measurements are Slurm jobs finds the faster kernels and stores them") {
     REQUIRE_SLURM();
-    Workspace workspace;
+    Workspace workspace(testing::Calibrate::kInRun);  // as a run makes it (the command evaluator does not calibrate)
     CopyExample(workspace);
     const std::string config = WriteConfig(workspace, Config(workspace, nullptr, "5:00"));
     const Exec run = workspace.Run({"run", config, "--max-evals", "6", "--quiet"});
@@ -217,7 +217,7 @@ TEST_SUITE("slurm") {
 
   TEST_CASE("a job killed by its time limit is timed_out, and the search goes on") {
     REQUIRE_SLURM();
-    Workspace workspace;
+    Workspace workspace(testing::Calibrate::kInRun);  // as a run makes it (the command evaluator does not calibrate)
     // Four candidates: HANG=1 never answers; TABLE=1 is the faster kernel.
     std::string seed = testing::ReadFile(testing::SourceDir() / "examples" / "command" / "poly" / "seed.c");
     seed.replace(seed.find("// kestrel:knob FLOAT 0 1"), std::string("// kestrel:knob FLOAT 0 1").size(),
@@ -263,7 +263,7 @@ TEST_SUITE("slurm") {
 
   TEST_CASE("the cpu evaluator's jobs and builds run on Slurm: a hang and a crash there are outcomes") {
     REQUIRE_SLURM();
-    Workspace workspace;
+    Workspace workspace(testing::Calibrate::kInRun);  // the calibration is part of what runs on Slurm
     testing::WriteTask(workspace.tasks(), "affine_modes", kModeSeed);
     const json config = {{"task", "affine_modes"},
                          {"evaluator", {{"kind", "cpu"}, {"flags", {"-O2"}}, {"min_time", 0.02}, {"min_samples", 5},
