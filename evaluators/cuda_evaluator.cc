@@ -28,6 +28,7 @@
 #include "evaluators/build_cache.h"
 #include "evaluators/compiler.h"
 #include "evaluators/job.h"
+#include "evaluators/hidden_shape_check.h"
 #include "evaluators/judge.h"
 #include "evaluators/profile_sources.h"
 #include "evaluators/runner_job.h"
@@ -71,6 +72,15 @@ class CudaEvaluator final : public Evaluator {
     profile.unavailable.push_back(ncu.empty() ? "ncu: Nsight Compute and a GPU are here, but Kestrel does not run ncu yet"
                                               : ncu);
     return profile;
+  }
+  // The reference and the candidate in outputs jobs on shapes drawn from
+  // the task's shape_ranges (hidden_shape_check.h), on the GPU.
+  HiddenShapeCheck CheckHiddenShapes(const Candidate& /*candidate*/, const BuildResult& build,
+                                     std::uint64_t seed) override {
+    if (task_.shape_ranges.empty()) return {};
+    return CheckHiddenShapesWithRunner(
+        task_, MakeJob("outputs", {reference_build_.library}, false), build, seed, NewEvalDir(),
+        [this](const Job& job, const std::filesystem::path& in, const std::string& phase) { return RunJob(job, in, phase); });
   }
   std::string SandboxGap() const override { return gap_; }
   bool Unconfined() const override { return options_.sandbox == "none"; }

@@ -322,6 +322,23 @@ TEST_SUITE("cuda_evaluator") {
     const Measurement cheat = eval(modifying);
     CHECK(cheat.outcome == Outcome::kWrong);
     CHECK(Contains(cheat.reason, "modified its input x"));
+
+    // Hidden shapes: the reference passes them; a kernel right only on the
+    // shapes it was shown (the reference's, zeros elsewhere) is wrong there.
+    const Candidate honest{task.reference.text, {}, evaluator.Toolchain(), evaluator.Flags()};
+    const HiddenShapeCheck passed = evaluator.CheckHiddenShapes(honest, evaluator.Build(honest), 5);
+    INFO(passed.note);
+    CHECK(passed.shapes.size() == 2);
+    CHECK_FALSE(passed.failure.has_value());
+    std::string special = task.reference.text;
+    const std::string entry = "void softmax(const float* x, float* y, int64_t rows, int64_t cols) {";
+    REQUIRE(Contains(special, entry));
+    special.replace(special.find(entry), entry.size(),
+                    entry + "\n  if (!((rows == 2048 && cols == 1024) || (rows == 64 && cols == 16384) || (rows == 7 && "
+                            "cols == 33))) { cudaMemset(y, 0, rows * cols * sizeof(float)); return; }");
+    const Measurement special_cased = eval(special);
+    CHECK(special_cased.outcome == Outcome::kWrong);
+    CHECK(Contains(special_cased.reason, "hidden shape"));
   }
 }
 
