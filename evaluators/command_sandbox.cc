@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "evaluators/cpu_evaluator.h"
 #include "evaluators/sandbox.h"
 #include "evaluators/sandbox_args.h"
 #include "evaluators/subprocess.h"
@@ -56,10 +57,14 @@ Result<CommandSandbox> CommandSandbox::Make(const CommandSandboxConfig& config, 
     return sandbox;
   }
   const SandboxReport report = DetectSandbox(scratch);
-  if (report.bwrap) {
-    sandbox.bwrap_ = report.bwrap_path;
-  } else {
+  auto confine = DefaultConfinePath();
+  if (!report.bwrap) {
     sandbox.gap_ = "the run command would run without bubblewrap: " + report.bwrap_why;
+  } else if (!confine) {
+    sandbox.gap_ = "the run command would run without its seccomp filter: " + confine.error().message();
+  } else {
+    sandbox.bwrap_ = report.bwrap_path;
+    sandbox.confine_ = *confine;
   }
   return sandbox;
 }
@@ -86,6 +91,7 @@ std::vector<std::string> CommandSandbox::Wrap(std::vector<std::string> argv, con
     for (auto& device : Glob(pattern)) view.devices.push_back(std::move(device));
   }
   view.cwd = view.writable[0];
+  view.confine = confine_;
   std::vector<std::string> wrapped = ProgramSandboxArgs(bwrap_, ProgramEnvironment(pass_env_, view.cwd), view);
   wrapped.insert(wrapped.end(), argv.begin(), argv.end());
   return wrapped;
@@ -99,7 +105,7 @@ std::string CommandSandbox::Summary() const {
   if (unconfined_) return "sandbox: NONE (evaluator.sandbox is \"none\": the run command runs unconfined)";
   if (bwrap_.empty()) return "sandbox: none (INCOMPLETE: " + gap_ + ")";
   return "sandbox: bwrap (user, pid, ipc, network namespaces; no capabilities; the task, the build and the work dir"
-         " only; no seccomp for a command harness)";
+         " only) + seccomp denylist (namespaces, mounts, ptrace, keyrings, bpf, io_uring, ...)";
 }
 
 }  // namespace kestrel

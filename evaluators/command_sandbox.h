@@ -9,9 +9,10 @@
 // what the run config names: `binds` (more read-only paths: a Python
 // environment, a harness kept elsewhere), `devices` (device nodes, globs:
 // "/dev/nvidia*") and `pass_env` (variables passed in with their values).
-// No seccomp filter: a harness is an arbitrary program (interpreters, JITs,
-// GPU drivers), which no allowlist fits. The build command is not sandboxed
-// (it compiles the kernel; it does not run it).
+// A seccomp denylist rather than an allowlist (kestrel-confine,
+// confine/denylist.h): a harness is an arbitrary program (interpreters,
+// JITs, GPU drivers) that no allowlist fits. The build command is not
+// sandboxed (it compiles the kernel; it does not run it).
 //
 // The answer itself is the harness's: a kernel in the harness's process can
 // write it (docs/COMMAND_PROTOCOL.md says so); the sandbox keeps the kernel
@@ -61,6 +62,7 @@ class CommandSandbox {
 
  private:
   std::string bwrap_;
+  std::filesystem::path confine_;
   bool unconfined_ = false;
   std::string gap_;
   std::vector<std::filesystem::path> binds_;

@@ -160,5 +160,8 @@ class CpuEvaluator final : public Evaluator {
 Result<std::filesystem::path> DefaultRunnerPath();
 // Where kestrel-worker is when options.worker_path is empty: the same way.
 Result<std::filesystem::path> DefaultWorkerPath();
+// kestrel-confine (the seccomp denylist of programs that load a kernel
+// themselves: sandbox_args.h), found as DefaultWorkerPath is ($KESTREL_CONFINE).
+Result<std::filesystem::path> DefaultConfinePath();
 
 }  // namespace kestrel

@@ -24,6 +24,9 @@ constexpr std::uint64_t kRunnerMemoryBytes = 16ULL << 30;  // RLIMIT_AS, capped 
 #ifndef KESTREL_RUNNER_BUILD_PATH
 #define KESTREL_RUNNER_BUILD_PATH ""
 #endif
+#ifndef KESTREL_CONFINE_BUILD_PATH
+#define KESTREL_CONFINE_BUILD_PATH ""
+#endif
 #ifndef KESTREL_WORKER_BUILD_PATH
 #define KESTREL_WORKER_BUILD_PATH ""
 #endif
@@ -53,6 +56,10 @@ Result<std::filesystem::path> DefaultRunnerPath() {
 
 Result<std::filesystem::path> DefaultWorkerPath() {
   return FindHelper("kestrel-worker", "KESTREL_WORKER", KESTREL_WORKER_BUILD_PATH);
+}
+
+Result<std::filesystem::path> DefaultConfinePath() {
+  return FindHelper("kestrel-confine", "KESTREL_CONFINE", KESTREL_CONFINE_BUILD_PATH);
 }
 
 Job CpuEvaluator::MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries,

@@ -28,6 +28,7 @@
 #include "evaluators/build_cache.h"
 #include "evaluators/compiler.h"
 #include "evaluators/job.h"
+#include "evaluators/cpu_evaluator.h"
 #include "evaluators/hidden_shape_check.h"
 #include "evaluators/judge.h"
 #include "evaluators/profile_sources.h"
@@ -109,6 +110,7 @@ class CudaEvaluator final : public Evaluator {
   bool owns_work_dir_ = false;
   std::filesystem::path runner_;
   std::string bwrap_;  // empty: the runner runs unconfined
+  std::filesystem::path confine_;
   std::string gap_;    // why it does, when not by the user's choice
   std::string toolchain_;
   HostInfo host_;
@@ -280,10 +282,14 @@ Status CudaEvaluator::PrepareSandbox() {
                                        options_.sandbox + "\""));
   }
   const SandboxReport report = DetectSandbox(work_dir_);
-  if (report.bwrap) {
-    bwrap_ = report.bwrap_path;
-  } else {
+  auto confine = DefaultConfinePath();
+  if (!report.bwrap) {
     gap_ = "the CUDA runner would run without bubblewrap: " + report.bwrap_why;
+  } else if (!confine) {
+    gap_ = "the CUDA runner would run without its seccomp filter: " + confine.error().message();
+  } else {
+    bwrap_ = report.bwrap_path;
+    confine_ = *confine;
   }
   return {};
 }
@@ -299,6 +305,7 @@ std::vector<std::string> CudaEvaluator::Sandboxed(const std::vector<std::filesys
   view.devices = NvidiaDevices();
   view.sys = true;  // the driver reads /sys (CUDA_ERROR_OPERATING_SYSTEM without it)
   view.cwd = view.writable[0];
+  view.confine = confine_;
   std::vector<std::string> pass = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
   pass.insert(pass.end(), options_.pass_env.begin(), options_.pass_env.end());
   return ProgramSandboxArgs(bwrap_, ProgramEnvironment(pass, view.cwd), view);
@@ -307,9 +314,9 @@ std::vector<std::string> CudaEvaluator::Sandboxed(const std::vector<std::filesys
 std::string CudaEvaluator::SandboxLine() const {
   if (options_.sandbox == "none") return "sandbox: NONE (evaluator.sandbox is \"none\": the CUDA runner runs unconfined)";
   if (bwrap_.empty()) return "sandbox: rlimits only (INCOMPLETE: " + gap_ + ")";
-  return "sandbox: bwrap+rlimits (user, pid, ipc, network namespaces; no capabilities; the runner, the kernels, the "
-         "evaluation's folder, /sys and the GPU's nodes only; no seccomp: the driver's ioctls; the kernel shares "
-         "the runner's process)";
+  return "sandbox: bwrap+seccomp+rlimits (user, pid, ipc, network namespaces; no capabilities; the runner, the kernels, the "
+         "evaluation's folder, /sys and the GPU's nodes only) + seccomp denylist (an allowlist cannot know the "
+         "driver's calls); the kernel shares the runner's process";
 }
 
 }  // namespace

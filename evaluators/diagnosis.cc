@@ -62,8 +62,8 @@ Check CheckProgramSandbox(const EvaluatorConfig& config) {
                                                  : "the task, the build and the work dir";
   return {name, CheckState::kOk,
           "bwrap: user, pid, ipc, network namespaces; no capabilities; " + view +
-              " (and evaluator.binds) read-only or its own; no seccomp (" +
-              (config.kind == "cuda" ? "the driver's ioctls" : "an arbitrary harness") + ")",
+              " (and evaluator.binds) read-only or its own; a seccomp denylist, not an allowlist (" +
+              (config.kind == "cuda" ? "the driver's calls" : "an arbitrary harness") + ")",
           ""};
 }
 

@@ -61,7 +61,9 @@ std::vector<std::string> ProgramSandboxArgs(const std::string& bwrap, const std:
   for (const auto& [path, flag] : binds) argv.insert(argv.end(), {flag, path.string(), path.string()});
   // After --dev, which would hide them; --dev-bind keeps them usable as devices.
   for (const auto& path : view.devices) argv.insert(argv.end(), {"--dev-bind-try", path.string(), path.string()});
+  if (!view.confine.empty()) argv.insert(argv.end(), {"--ro-bind", view.confine.string(), "/kestrel/kestrel-confine"});
   argv.insert(argv.end(), {"--chdir", view.cwd.empty() ? std::string("/tmp") : view.cwd.string()});
+  if (!view.confine.empty()) argv.push_back("/kestrel/kestrel-confine");
   return argv;
 }
 

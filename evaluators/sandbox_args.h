@@ -11,7 +11,8 @@
 //   - ProgramSandboxArgs: a program that loads a kernel itself — a command
 //     evaluator's run command (a user's harness) and kestrel-cuda-runner:
 //     a fresh /tmp, and the paths of a ProgramView at their own paths, so
-//     that the program's arguments stay valid inside.
+//     that the program's arguments stay valid inside; the command line ends
+//     with kestrel-confine when the view has it: append the program's argv.
 
 #include <filesystem>
 #include <string>
@@ -29,6 +30,9 @@ struct ProgramView {
   std::vector<std::filesystem::path> devices;    // device nodes (the GPU's), bound where they exist
   bool sys = false;                              // /sys read-only (the CUDA driver reads it)
   std::filesystem::path cwd;                     // empty: /tmp
+  // kestrel-confine: bound read-only and run first, so that the program runs
+  // under its seccomp denylist (confine/denylist.h); empty: no filter.
+  std::filesystem::path confine;
 };
 
 std::vector<std::string> ProgramSandboxArgs(const std::string& bwrap, const std::vector<std::string>& env,

@@ -101,6 +101,7 @@ TEST_SUITE("command_sandbox") {
     CHECK(sandbox->Confined());
     CHECK(sandbox->Gap().empty());
     CHECK(sandbox->Summary().find("bwrap") != std::string::npos);
+    CHECK(sandbox->Summary().find("seccomp denylist") != std::string::npos);
 
     const std::string script =
         "probe() { if eval \"$2\" >/dev/null 2>&1; then echo \"$1=yes\"; else echo \"$1=no\"; fi; }\n"
@@ -117,6 +118,7 @@ TEST_SUITE("command_sandbox") {
         "probe kill_bystander 'kill -9 " + std::to_string(bystander.pid) + "'\n"
         "probe connect_loopback 'exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(listener.port) + "'\n"
         "probe read_parent_environ 'cat /proc/" + std::to_string(::getpid()) + "/environ'\n"
+        "probe nested_namespace 'unshare -U true'\n"
         "echo secret=${KESTREL_CANARY_SECRET-unset}\n"
         "echo passed=${KESTREL_PASSED-unset}\n"
         "echo uid=$(id -u)\n"
@@ -147,6 +149,7 @@ TEST_SUITE("command_sandbox") {
     CHECK(seen.at("kill_bystander") == "no");
     CHECK(seen.at("connect_loopback") == "no");
     CHECK(seen.at("read_parent_environ") == "no");
+    CHECK(seen.at("nested_namespace") == "no");  // the seccomp denylist (bubblewrap alone allows it)
     CHECK(seen.at("secret") == "unset");
     CHECK(seen.at("uid") == "65534");
     CHECK(std::stoi(seen.at("processes")) <= 8);  // bwrap's init, bash, its pipeline: none of the machine's

@@ -9,6 +9,7 @@
 // (plus 2 more with a GPU).
 
 #include "evaluators/cuda_evaluator.h"
+#include "evaluators/cpu_evaluator.h"
 
 #include <dlfcn.h>
 
@@ -208,6 +209,9 @@ TEST_SUITE("cuda_evaluator") {
     view.devices = NvidiaDevices();
     view.sys = true;
     view.cwd = dir.path();
+    auto confine = DefaultConfinePath();
+    REQUIRE_MESSAGE(confine.has_value(), confine.error().message());
+    view.confine = *confine;  // the runner and libcudart under the seccomp denylist
     const auto sandbox = ProgramSandboxArgs(DetectSandbox().bwrap_path, ProgramEnvironment({}, dir.path()), view);
     const CudaDeviceReport inside = ProbeCudaDevices(runner, *LocalExecutor(), dir.path(), sandbox);
     INFO(inside.detail);
@@ -220,7 +224,7 @@ TEST_SUITE("cuda_evaluator") {
     SubprocessOptions look;
     look.argv = sandbox;
     look.argv.insert(look.argv.end(), {"/bin/sh", "-c", "ls /proc | grep -c '^[0-9]'; test -e /root || test -e /home || echo hidden; test -w " +
-                                                             runner.string() + " || echo read-only"});
+                                                             runner.string() + " || echo read-only; unshare -U true 2>/dev/null || echo filtered"});
     look.timeout_s = 30;
     auto looked = RunSubprocess(look);
     REQUIRE(looked.has_value());
@@ -228,6 +232,7 @@ TEST_SUITE("cuda_evaluator") {
     CHECK(looked->Succeeded());
     CHECK(Contains(looked->log, "hidden"));
     CHECK(Contains(looked->log, "read-only"));
+    CHECK(Contains(looked->log, "filtered"));
     CHECK(std::stoi(looked->log) <= 6);
   }
 
