@@ -105,10 +105,14 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
   job.output_file = dir / "outputs.bin";
   // Valgrind does not implement the seccomp system call (the worker could
-  // not install its allowlist), and a filter would stop valgrind's own
-  // calls: without the allowlist, inside the rest of the sandbox
-  // (docs/PROFILES.md, "The sandbox of the cachegrind run").
+  // not install its allowlist), and the allowlist would stop valgrind's own
+  // calls: valgrind and the kernel it runs are under kestrel-confine's
+  // denylist instead, inside the rest of the sandbox (docs/PROFILES.md,
+  // "The sandbox of the cachegrind run").
   job.seccomp = false;
+  auto confine = DefaultConfinePath();
+  if (!confine) return Fail(Error::NotFound("cachegrind: " + confine.error().message()));
+  job.wrapper_confine = *confine;
   job.worker_wrapper = {valgrind, "-q", "--tool=cachegrind", "--cache-sim=yes", "--demangle=no", "--vgdb=no",
                         "--cachegrind-out-file=cachegrind.out", "--"};
   job.wrapper_file = "cachegrind.out";

@@ -205,6 +205,7 @@ std::string JobToJson(const Job& job) {
               {"worker_wrapper", job.worker_wrapper},
               {"wrapper_file", job.wrapper_file},
               {"wrapper_output", job.wrapper_output.string()},
+              {"wrapper_confine", job.wrapper_confine.string()},
               {"timeout_s", job.timeout_s},
               {"rtol", job.rtol},
               {"atol", job.atol}};
@@ -247,6 +248,7 @@ Result<Job> ParseJob(const std::string& text) {
     job.worker_wrapper = in.value("worker_wrapper", std::vector<std::string>());
     job.wrapper_file = in.value("wrapper_file", std::string());
     job.wrapper_output = in.value("wrapper_output", std::string());
+    job.wrapper_confine = in.value("wrapper_confine", std::string());
     if (job.wrapper_file.find('/') != std::string::npos || job.wrapper_file == "..") {
       throw std::runtime_error("wrapper_file must be a plain file name");
     }

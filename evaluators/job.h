@@ -94,6 +94,10 @@ struct Job {
   std::vector<std::string> worker_wrapper;
   std::string wrapper_file;
   std::filesystem::path wrapper_output;
+  // With a wrapper: kestrel-confine, run first, so that the wrapper (which
+  // no allowlist fits: valgrind runs the kernel's calls itself) and the
+  // kernel run under its seccomp denylist (confine/denylist.h). Empty: none.
+  std::filesystem::path wrapper_confine;
   // Time mode: the task's tolerance, for the supervisor's re-check of timed
   // calls against the reference's on the same (freshly perturbed) inputs.
   double rtol = 1e-4;

@@ -31,6 +31,7 @@ WorkerOptions WorkerFor(const Job& job, const std::filesystem::path& library, co
     options.wrapper = job.worker_wrapper;
     options.wrapper_file = job.wrapper_file;
     options.wrapper_output = job.wrapper_output;
+    options.confine = job.wrapper_confine;
   }
   return options;
 }

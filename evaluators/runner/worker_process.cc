@@ -92,6 +92,7 @@ Status WorkerProcess::Spawn(const SharedRegion& arena, const SharedRegion& input
   if (::pipe2(log_pipe, O_CLOEXEC) != 0) return Fail(Error::Io(std::string("pipe: ") + std::strerror(errno)));
   (void)::fcntl(log_pipe[0], F_SETPIPE_SZ, kPipeBytes);
   const bool bwrap = !options_.bwrap.empty();
+  const bool confine = !options_.wrapper.empty() && !options_.confine.empty();
   if (bwrap && ::pipe2(info_pipe, O_CLOEXEC) != 0) return Fail(Error::Io(std::string("pipe: ") + std::strerror(errno)));
   const int dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 
@@ -103,10 +104,15 @@ Status WorkerProcess::Spawn(const SharedRegion& arena, const SharedRegion& input
     argv = WorkerSandboxArgs(options_.bwrap, options_.env, scratch_);
     argv.insert(argv.end(), {"--ro-bind", options_.worker.string(), "/kestrel/kestrel-worker", "--ro-bind",
                              options_.library.string(), "/kestrel/kernel.so", "--info-fd", "6"});
+    if (confine) {
+      argv.insert(argv.end(), {"--ro-bind", options_.confine.string(), "/kestrel/kestrel-confine"});
+      argv.push_back("/kestrel/kestrel-confine");
+    }
     argv.insert(argv.end(), options_.wrapper.begin(), options_.wrapper.end());
     argv.insert(argv.end(), {"/kestrel/kestrel-worker", "/kestrel/kernel.so", threads, seccomp, jit});
   } else {
-    argv = options_.wrapper;
+    if (confine) argv.push_back(options_.confine.string());
+    argv.insert(argv.end(), options_.wrapper.begin(), options_.wrapper.end());
     argv.insert(argv.end(), {options_.worker.string(), options_.library.string(), threads, seccomp, jit});
   }
   std::vector<char*> args;

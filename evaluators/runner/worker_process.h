@@ -47,6 +47,7 @@ struct WorkerOptions {
   std::vector<std::string> wrapper;
   std::string wrapper_file;
   std::filesystem::path wrapper_output;
+  std::filesystem::path confine;  // with a wrapper: kestrel-confine, run before it (Job::wrapper_confine)
 };
 
 // How a worker's job ended before it was done: the verdict reported.

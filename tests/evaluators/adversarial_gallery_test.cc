@@ -585,6 +585,26 @@ TEST_SUITE("adversarial_gallery") {
     MESSAGE(simulated << " of " << profiled << " attacks ran to their end under cachegrind");
   }
 
+  TEST_CASE("under cachegrind the kernel's calls meet kestrel-confine's denylist: a new namespace is refused") {
+    // Bubblewrap alone lets a process make a nested user namespace; this
+    // kernel aborts when it can, so its profile is taken only under the filter.
+    World& world = Shared();
+    auto* cpu = dynamic_cast<CpuEvaluator*>(world.evaluator.get());
+    REQUIRE(cpu != nullptr);
+    const std::string source =
+        "#include <sched.h>\n#include <stdlib.h>\n#include <sys/syscall.h>\n#include <unistd.h>\n"
+        "__attribute__((constructor)) static void escape(void) { if (syscall(SYS_unshare, CLONE_NEWUSER) == 0) abort(); }\n" +
+        testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "kernels" / "scale_ref.cpp");
+    const Candidate candidate{source, {}, cpu->Toolchain(), cpu->Flags()};
+    const BuildResult build = cpu->Build(candidate);
+    REQUIRE_MESSAGE(build.ok, build.log);
+    Profile profile;
+    cpu->AddProfileSources(candidate, build, profile);
+    std::string unavailable;
+    for (const auto& why : profile.unavailable) unavailable += why + "\n";
+    CHECK_MESSAGE(profile.counters.has_value(), unavailable);
+  }
+
   TEST_CASE("with threads allowed, a kernel whose work goes on after its call returned is caught") {
     // Threads are refused by the seccomp allowlist when the evaluator runs
     // one thread; with two, the supervisor's own checks must catch these:
