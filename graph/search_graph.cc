@@ -90,7 +90,7 @@ class VertexTable {
     if (it == sparse_.end()) return std::nullopt;
     return it->second;
   }
-  void Reserve(std::size_t nodes) { dense_.reserve(std::min(nodes + kSlack, kSlack + 4 * nodes)); }
+  void Reserve(std::size_t nodes) { dense_.reserve(nodes + kSlack); }
 
  private:
   static constexpr std::size_t kSlack = 4096;
@@ -216,6 +216,10 @@ void SearchGraph::AddNode(const GraphNode& node) {
 }
 
 void SearchGraph::Reserve(std::size_t nodes, std::size_t edges) {
+  // And room to grow: a run adds nodes one at a time, and the first of them
+  // would otherwise move every array a loaded graph just filled.
+  nodes += nodes / 8 + 1024;
+  edges += edges / 8 + 1024;
   impl_->vertex_of.Reserve(nodes);
   impl_->graph.m_vertices.reserve(nodes);
   impl_->graph.m_edges.reserve(edges);

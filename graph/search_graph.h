@@ -50,8 +50,8 @@ class SearchGraph {
 
   // Adds a node; its id must be new (a broken invariant aborts).
   void AddNode(const GraphNode& node);
-  // Room for `nodes` nodes and `edges` edges in all: a loader that knows the
-  // counts saves the regrowth of a million-node graph's arrays.
+  // Room for `nodes` nodes and `edges` edges in all, and some more: a loader
+  // that knows the counts saves the regrowth of a million-node graph's arrays.
   void Reserve(std::size_t nodes, std::size_t edges = 0);
   // Adds parent -> child; both must exist. A repeated edge is kept once.
   void AddDerivation(NodeId parent, NodeId child, EdgeKind kind);

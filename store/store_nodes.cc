@@ -481,7 +481,10 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
       if (added) brief.source_hashes.emplace_back(hash);
       node.source = known->second;
     }
-    node.knobs_json = r.Text(6);
+    const std::string_view knobs = r.TextView(6);
+    node.knobs_at = brief.knobs_text.size();
+    node.knobs_size = knobs.size();
+    brief.knobs_text.append(knobs);
   }
   if (brief.nodes.empty()) return brief;
   // The edges table has no graph column: scan it in creation order over the
@@ -491,11 +494,15 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
     SELECT e.parent_id, e.child_id, e.kind FROM edges e WHERE +e.child_id BETWEEN ?1 AND ?2 ORDER BY e.id)sql");
   if (!edges) return Fail(edges.error());
   (*edges)->Bind(1, brief.nodes.front().id).Bind(2, brief.nodes.back().id);
+  // A bit per id of the range: the graph's own (a search per edge costs more
+  // than the scan at a million edges).
+  const std::int64_t first = brief.nodes.front().id;
+  std::vector<bool> mine(static_cast<std::size_t>(brief.nodes.back().id - first + 1));
+  for (const NodeBrief& node : brief.nodes) mine[static_cast<std::size_t>(node.id - first)] = true;
   const auto in_graph = [&](std::int64_t id) {
-    const auto it = std::lower_bound(brief.nodes.begin(), brief.nodes.end(), id,
-                                     [](const NodeBrief& node, std::int64_t wanted) { return node.id < wanted; });
-    return it != brief.nodes.end() && it->id == id;
+    return id >= first && id - first < static_cast<std::int64_t>(mine.size()) && mine[static_cast<std::size_t>(id - first)];
   };
+  brief.edges.reserve(brief.nodes.size());  // a node has one parent, mostly
   for (;;) {
     auto row = (*edges)->Step();
     if (!row) return Fail(row.error());
