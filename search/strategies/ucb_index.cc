@@ -24,8 +24,29 @@ void UcbIndex::Insert(NodeId id, const Entry& entry) {
   entries_[index] = entry;
   ++entry_count_;
   by_expansions_[entry.expansions].insert({-Q(entry), id});
-  lineages_.insert(entry.lineage);
+  PushLineage(entry.lineage, id);
   total_expansions_ += entry.expansions;
+}
+
+void UcbIndex::PushLineage(double lineage, NodeId id) {
+  lineages_.emplace_back(lineage, id);
+  std::push_heap(lineages_.begin(), lineages_.end());
+  if (lineages_.size() <= 2 * entry_count_ + 1024) return;
+  // Mostly stale: rebuilt from the entries (amortized over the pushes).
+  lineages_.clear();
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].expansions >= 0) lineages_.emplace_back(entries_[i].lineage, graph_->NodeAt(i).id);
+  }
+  std::make_heap(lineages_.begin(), lineages_.end());
+}
+
+double UcbIndex::TopLineage() {
+  for (;;) {
+    const auto& [lineage, id] = lineages_.front();
+    if (const Entry* entry = Find(id); entry != nullptr && entry->lineage == lineage) return lineage;
+    std::pop_heap(lineages_.begin(), lineages_.end());
+    lineages_.pop_back();
+  }
 }
 
 void UcbIndex::Erase(NodeId id) {
@@ -35,7 +56,6 @@ void UcbIndex::Erase(NodeId id) {
   const auto group = by_expansions_.find(entry.expansions);
   group->second.erase({-Q(entry), id});
   if (group->second.empty()) by_expansions_.erase(group);
-  lineages_.erase(lineages_.find(entry.lineage));
   total_expansions_ -= entry.expansions;
   entries_[graph_->IndexOf(id)] = Entry{};
   --entry_count_;
@@ -88,7 +108,6 @@ void UcbIndex::Build(const SearchGraph& graph, const std::function<bool(NodeId)>
   entries_.reserve(graph.NodeCount() + graph.NodeCount() / 8 + 1024);  // as SubtreeBest's
   entries_.assign(graph.NodeCount(), Entry{});
   std::vector<std::pair<int, Key>> keys;  // (e, key) of every entry
-  std::vector<double> lineages;
   for (; seen_ < graph.NodeCount(); ++seen_) {
     const GraphNode& node = graph.NodeAt(seen_);
     if (node.status != NodeStatus::kMeasured || !node.speedup || exhausted(node.id)) continue;
@@ -97,15 +116,14 @@ void UcbIndex::Build(const SearchGraph& graph, const std::function<bool(NodeId)>
     ++entry_count_;
     total_expansions_ += entry.expansions;
     keys.push_back({entry.expansions, {-Q(entry), node.id}});
-    lineages.push_back(entry.lineage);
+    lineages_.emplace_back(entry.lineage, node.id);
   }
   std::sort(keys.begin(), keys.end());
-  std::sort(lineages.begin(), lineages.end());
+  std::make_heap(lineages_.begin(), lineages_.end());
   for (const auto& [expansions, key] : keys) {
     std::set<Key>& group = by_expansions_[expansions];
     group.insert(group.end(), key);
   }
-  for (const double lineage : lineages) lineages_.insert(lineages_.end(), lineage);
   journal_ = graph.ChangeCount();
 }
 
@@ -113,7 +131,7 @@ std::optional<NodeId> UcbIndex::Select(const SearchGraph& graph, const std::func
                                        std::mt19937_64& rng) {
   Catch(graph, exhausted);
   if (entry_count_ == 0) return std::nullopt;
-  const double best = *lineages_.rbegin();  // s*
+  const double best = TopLineage();  // s*
   const double log_total = std::log(1.0 + total_expansions_);
   // Scores within 1e-9 of each other tie, as in PickByUcb; a tie goes to a
   // random one of the tied nodes (at most kTied per expansion count).

@@ -67,6 +67,9 @@ class UcbIndex {
   void Insert(NodeId id, const Entry& entry);
   void Erase(NodeId id);
   double Q(const Entry& entry) const;
+  // s*: the top of `lineages_`, stale elements dropped; entries exist.
+  double TopLineage();
+  void PushLineage(double lineage, NodeId id);
 
   UcbWeights weights_;
   std::size_t seen_ = 0;     // nodes read, a prefix of the insertion order
@@ -76,7 +79,10 @@ class UcbIndex {
   std::vector<Entry> entries_;  // by insertion index (SearchGraph::IndexOf): the expandable nodes
   std::size_t entry_count_ = 0;
   std::map<int, std::set<Key>> by_expansions_;
-  std::multiset<double> lineages_;  // max(s, v) of the entries: s* is the largest
+  // (max(s, v), node) of the entries, a max-heap: s* is its top. An element
+  // whose node's entry no longer holds that value is left in place and
+  // dropped when it comes to the top (an update is a push, not a search).
+  std::vector<std::pair<double, NodeId>> lineages_;
   double total_expansions_ = 0;     // E
 };
 
