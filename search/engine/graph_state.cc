@@ -29,10 +29,13 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
     }
   }
   // `with_knobs` (the advisor's keys) on a thread of its own while this one
-  // builds the graph: the two halves of opening a million nodes overlap.
+  // builds the graph: the two halves of opening a million nodes overlap. A
+  // small graph is not worth a thread: then it runs here, after the graph.
+  constexpr std::size_t kThreadFrom = 10000;
   std::future<void> observed;
   if (with_knobs) {
-    observed = std::async(std::launch::async, [&] {
+    const auto policy = brief->nodes.size() >= kThreadFrom ? std::launch::async : std::launch::deferred;
+    observed = std::async(policy, [&] {
       for (const NodeBrief& node : brief->nodes) {
         if (!has_knobs(node)) continue;
         const std::optional<double> speedup = node.status == NodeStatus::kMeasured ? node.speedup : std::nullopt;

@@ -161,7 +161,7 @@ TEST_SUITE("configuration set") {
       std::mt19937_64 rng(11);
       for (int i = 0; i < 300; ++i) {
         const std::string key = space->Key(space->Draw(rng));
-        CHECK(set.Contains(key) == inserted.count(key) > 0);
+        CHECK(set.Contains(key) == (inserted.count(key) > 0));
         CHECK(set.Insert(key) == inserted.insert(key).second);
         CHECK(set.Contains(key));
         CHECK_FALSE(set.Insert(key));
