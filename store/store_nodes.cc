@@ -444,8 +444,17 @@ Result<std::vector<EdgeRecord>> Store::LoadEdges(std::int64_t graph_id) {
 Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
   GraphBrief brief;
   std::unordered_map<std::string, std::uint32_t> source_index;
-  // No count(*) first to reserve with: at a million nodes it costs more than
-  // the vector's regrowth.
+  // Room for the id range's nodes (a bound on their count; the memory past
+  // the count is never touched): two index probes, where a count(*) would
+  // read a million index entries and the vector's regrowth would copy them.
+  auto range = impl_->Prepare("LoadGraphBriefRange", R"sql(
+    SELECT (SELECT min(id) FROM nodes WHERE graph_id = ?1), (SELECT max(id) FROM nodes WHERE graph_id = ?1))sql");
+  if (!range) return Fail(range.error());
+  (*range)->Bind(1, graph_id);
+  if (auto row = (*range)->Step(); !row) return Fail(row.error());
+  const std::size_t span = static_cast<std::size_t>(std::max<std::int64_t>(0, (*range)->Int(1) - (*range)->Int(0) + 1));
+  (*range)->Reset();
+  brief.nodes.reserve(span);
   auto nodes = impl_->Prepare("LoadGraphBrief", R"sql(
     SELECT n.id, n.run_id, n.status, n.speedup, n.expansions, n.source_hash, n.knobs_json
     FROM nodes n WHERE n.graph_id = ?1 ORDER BY n.id)sql");
@@ -478,6 +487,7 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
       node.source = known->second;
     }
     const std::string_view knobs = r.TextView(6);
+    if (brief.nodes.size() == 1) brief.knobs_text.reserve(span * (knobs.size() + knobs.size() / 4));  // a guess
     node.knobs_at = brief.knobs_text.size();
     node.knobs_size = knobs.size();
     brief.knobs_text.append(knobs);
