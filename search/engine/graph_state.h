@@ -7,9 +7,10 @@
 // resumable state that belong to it — and only then changes the graph. When
 // the store refuses, the error is returned and nothing changed.
 //
-// A graph of a million nodes opens in about a second: Load reads what
-// selection needs (Store::LoadGraphBrief), and a stored node's candidate,
-// mutation and identity are read from the store when first asked for.
+// A graph of a million nodes opens in a few seconds (docs/BENCHMARKS.md,
+// "Opening a graph"): Load reads what selection needs
+// (Store::LoadGraphBrief), and a stored node's candidate, mutation and
+// identity are read from the store when first asked for.
 //
 // Expansions are one quantity: a node's stored count (expansions that
 // ended: a proposal, a duplicate or a decline) plus the selections of it
