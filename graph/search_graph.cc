@@ -3,9 +3,9 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <iterator>
-#include <cmath>
 #include <set>
 #include <string>
 #include <string_view>
@@ -75,7 +75,9 @@ class VertexTable {
     const auto limit = static_cast<NodeId>(kSlack + 4 * (count + 1));
     if (id >= 0 && id < limit && vertex < UINT32_MAX) {
       const auto slot = static_cast<std::size_t>(id);
-      if (slot >= dense_.size()) dense_.resize(std::max(slot + 1, std::min(2 * dense_.size(), static_cast<std::size_t>(limit))));
+      if (slot >= dense_.size()) {
+        dense_.resize(std::max(slot + 1, std::min(2 * dense_.size(), static_cast<std::size_t>(limit))));
+      }
       dense_[slot] = static_cast<std::uint32_t>(vertex) + 1;
     } else {
       sparse_.emplace(id, vertex);

@@ -506,7 +506,8 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
   std::vector<bool> mine(static_cast<std::size_t>(brief.nodes.back().id - first + 1));
   for (const NodeBrief& node : brief.nodes) mine[static_cast<std::size_t>(node.id - first)] = true;
   const auto in_graph = [&](std::int64_t id) {
-    return id >= first && id - first < static_cast<std::int64_t>(mine.size()) && mine[static_cast<std::size_t>(id - first)];
+    return id >= first && id - first < static_cast<std::int64_t>(mine.size()) &&
+           mine[static_cast<std::size_t>(id - first)];
   };
   brief.edges.reserve(brief.nodes.size());  // a node has one parent, mostly
   for (;;) {
