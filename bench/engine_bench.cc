@@ -62,8 +62,8 @@
 // iteration (loading included): read the counters instead.
 //
 // Runtime: 2.5-3 minutes on a busy 2-core machine, 3 GB of memory at most;
-// half of it is the 1e6-node size (building its store, ~30 s; the engine
-// loading it, ~1 min): --benchmark_filter='nodes:(1000|100000)/|Pipeline'
+// half of it is the 1e6-node size (building its store, ~15-30 s; the engine
+// loading it, ~5 s): --benchmark_filter='nodes:(1000|100000)/|Pipeline'
 // skips that size.
 #include <benchmark/benchmark.h>
 #include <sqlite3.h>

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
+#include <cstdint>
+#include <iterator>
 #include <set>
 #include <string>
 #include <string_view>
@@ -14,11 +15,16 @@
 
 #include "core/check.h"
 
-// Layout: the Boost graph holds the structure only (a vertex per node, an edge
-// per derivation with its kind); the GraphNode data lives in a deque indexed
-// by the vertex descriptor, so references returned by Node() stay valid while
-// nodes are added (and identities can be indexed without a copy). Two hash maps translate ids and identities, an ordered set
-// ranks the measured nodes, and a vector remembers edges in insertion order.
+// Layout, flat for graphs of a million nodes (each allocation and page fault
+// counts when a resumed graph loads): the Boost graph holds the structure only
+// (a vertex per node, an edge per derivation with its kind, its edge list a
+// vector); the GraphNode data lives in fixed-size chunks indexed by the vertex
+// descriptor, so references returned by Node() stay valid while nodes are
+// added (and identities can be indexed without a copy). Ids map to vertices
+// through a table indexed by the id itself (store ids are dense) with a hash
+// map for the ids it would be wasteful to hold. An ordered set ranks the
+// measured nodes; nodes added since the last ranked read wait in a vector and
+// enter it sorted, in one pass. A vector remembers edges in insertion order.
 
 namespace kestrel {
 namespace {
@@ -28,9 +34,71 @@ struct EdgeData {
 };
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
-                                    boost::no_property, EdgeData>;
+                                    boost::no_property, EdgeData, boost::no_property, boost::vecS>;
 using Vertex = Graph::vertex_descriptor;
-using EdgeDescriptor = Graph::edge_descriptor;
+
+// An edge as added (descriptors of a vector edge list do not outlive its growth).
+struct StoredEdge {
+  Vertex parent;
+  Vertex child;
+  EdgeKind kind;
+};
+
+// GraphNodes in chunks of fixed capacity: a node never moves once added.
+class NodeChunks {
+ public:
+  GraphNode& Add(const GraphNode& node) {
+    if (chunks_.empty() || chunks_.back().size() == kChunk) {
+      chunks_.emplace_back().reserve(kChunk);  // untouched memory until used
+    }
+    ++size_;
+    return chunks_.back().emplace_back(node);
+  }
+  GraphNode& operator[](std::size_t index) { return chunks_[index / kChunk][index % kChunk]; }
+  const GraphNode& operator[](std::size_t index) const { return chunks_[index / kChunk][index % kChunk]; }
+  std::size_t size() const { return size_; }
+
+ private:
+  static constexpr std::size_t kChunk = std::size_t{1} << 14;
+  std::vector<std::vector<GraphNode>> chunks_;
+  std::size_t size_ = 0;
+};
+
+// NodeId -> vertex. Store ids count up from 1 across a store's graphs, so a
+// table indexed by the id holds most graphs' ids in 4 bytes each; an id far
+// past the graph's size (a late graph of a shared store, a test's made-up
+// id) goes to the hash map instead.
+class VertexTable {
+ public:
+  // `count`: the nodes held before this one.
+  void Add(NodeId id, Vertex vertex, std::size_t count) {
+    const auto limit = static_cast<NodeId>(kSlack + 4 * (count + 1));
+    if (id >= 0 && id < limit && vertex < UINT32_MAX) {
+      const auto slot = static_cast<std::size_t>(id);
+      if (slot >= dense_.size()) {
+        dense_.resize(std::max(slot + 1, std::min(2 * dense_.size(), static_cast<std::size_t>(limit))));
+      }
+      dense_[slot] = static_cast<std::uint32_t>(vertex) + 1;
+    } else {
+      sparse_.emplace(id, vertex);
+    }
+  }
+  std::optional<Vertex> Find(NodeId id) const {
+    if (id >= 0 && static_cast<std::size_t>(id) < dense_.size() && dense_[static_cast<std::size_t>(id)] != 0) {
+      return dense_[static_cast<std::size_t>(id)] - 1;
+    }
+    if (sparse_.empty()) return std::nullopt;
+    const auto it = sparse_.find(id);
+    if (it == sparse_.end()) return std::nullopt;
+    return it->second;
+  }
+  void Reserve(std::size_t nodes) { dense_.reserve(nodes + kSlack); }
+
+ private:
+  static constexpr std::size_t kSlack = 4096;
+  std::vector<std::uint32_t> dense_;  // id -> vertex + 1; 0: none
+  std::unordered_map<NodeId, Vertex> sparse_;
+};
 
 // A ranked node: best first, ties broken by the lower id.
 struct RankKey {
@@ -85,19 +153,37 @@ std::string Describe(const char* what, NodeId id) {
 
 struct SearchGraph::Impl {
   Graph graph;
-  std::deque<GraphNode> nodes;  // indexed by Vertex; stable references
-  std::unordered_map<NodeId, Vertex> vertex_of;
+  NodeChunks nodes;  // indexed by Vertex; stable references
+  VertexTable vertex_of;
   // The first node added with each non-empty identity; the keys view the
   // identities held in `nodes`, which never move or change.
   std::unordered_map<std::string_view, NodeId> by_identity;
-  std::set<RankKey, BetterFirst> ranking;
-  std::vector<EdgeDescriptor> edge_order;
+  // The ranked nodes: `ranking`, and those added since the last read that
+  // needed it (Settle moves them in). Mutable: a const reader settles.
+  mutable std::set<RankKey, BetterFirst> ranking;
+  mutable std::vector<RankKey> unsettled;
+  std::vector<StoredEdge> edge_order;
   std::vector<NodeId> changes;  // the journal (ChangeCount)
 
   Vertex VertexOf(NodeId id) const {
-    const auto it = vertex_of.find(id);
-    KESTREL_CHECK(it != vertex_of.end(), Describe("unknown node id", id).c_str());
-    return it->second;
+    const auto vertex = vertex_of.Find(id);
+    KESTREL_CHECK(vertex.has_value(), Describe("unknown node id", id).c_str());
+    return *vertex;
+  }
+
+  // Sorted first, the waiting nodes enter the set each next to the last
+  // (all at once into an empty one): linear, where inserting them one by
+  // one as they came would search the tree for each.
+  void Settle() const {
+    if (unsettled.empty()) return;
+    std::sort(unsettled.begin(), unsettled.end(), BetterFirst());
+    if (ranking.empty()) {
+      ranking.insert(unsettled.begin(), unsettled.end());
+    } else {
+      auto hint = ranking.begin();
+      for (const RankKey& key : unsettled) hint = std::next(ranking.insert(hint, key));
+    }
+    unsettled.clear();
   }
 
   bool HasEdge(Vertex parent, Vertex child, EdgeKind kind) const {
@@ -123,17 +209,24 @@ SearchGraph& SearchGraph::operator=(SearchGraph&&) noexcept = default;
 
 void SearchGraph::AddNode(const GraphNode& node) {
   CheckResult(node.status, node.speedup);
-  const auto [slot, inserted] = impl_->vertex_of.try_emplace(node.id);
-  KESTREL_CHECK(inserted, Describe("duplicate node id", node.id).c_str());
-  slot->second = boost::add_vertex(impl_->graph);
-  const GraphNode& stored = impl_->nodes.emplace_back(node);
+  KESTREL_CHECK(!impl_->vertex_of.Find(node.id), Describe("duplicate node id", node.id).c_str());
+  const std::size_t count = impl_->nodes.size();
+  impl_->vertex_of.Add(node.id, boost::add_vertex(impl_->graph), count);
+  const GraphNode& stored = impl_->nodes.Add(node);
   if (!stored.identity.empty()) impl_->by_identity.emplace(stored.identity, stored.id);
-  if (IsRanked(node)) impl_->ranking.insert({*node.speedup, node.id});
+  if (IsRanked(node)) impl_->unsettled.push_back({*node.speedup, node.id});
 }
 
-void SearchGraph::Reserve(std::size_t nodes) {
-  impl_->vertex_of.reserve(nodes);
+void SearchGraph::Reserve(std::size_t nodes, std::size_t edges) {
+  // And room to grow: a run adds nodes one at a time, and the first of them
+  // would otherwise move every array a loaded graph just filled.
+  nodes += nodes / 8 + 1024;
+  edges += edges / 8 + 1024;
+  impl_->vertex_of.Reserve(nodes);
   impl_->graph.m_vertices.reserve(nodes);
+  impl_->graph.m_edges.reserve(edges);
+  impl_->edge_order.reserve(edges);
+  impl_->changes.reserve(edges);
 }
 
 void SearchGraph::AddDerivation(NodeId parent, NodeId child, EdgeKind kind) {
@@ -141,13 +234,13 @@ void SearchGraph::AddDerivation(NodeId parent, NodeId child, EdgeKind kind) {
   const Vertex from = impl_->VertexOf(parent);
   const Vertex to = impl_->VertexOf(child);
   if (impl_->HasEdge(from, to, kind)) return;
-  const auto [edge, added] = boost::add_edge(from, to, EdgeData{kind}, impl_->graph);
+  const bool added = boost::add_edge(from, to, EdgeData{kind}, impl_->graph).second;
   KESTREL_CHECK(added, "boost::add_edge refused an edge");
-  impl_->edge_order.push_back(edge);
+  impl_->edge_order.push_back({from, to, kind});
   impl_->changes.push_back(child);
 }
 
-bool SearchGraph::Contains(NodeId id) const { return impl_->vertex_of.contains(id); }
+bool SearchGraph::Contains(NodeId id) const { return impl_->vertex_of.Find(id).has_value(); }
 
 std::optional<NodeId> SearchGraph::FindByIdentity(const std::string& identity) const {
   const auto it = impl_->by_identity.find(identity);
@@ -160,6 +253,7 @@ const GraphNode& SearchGraph::Node(NodeId id) const { return impl_->nodes[impl_-
 void SearchGraph::SetResult(NodeId id, NodeStatus status, std::optional<double> speedup) {
   CheckResult(status, speedup);
   GraphNode& node = impl_->nodes[impl_->VertexOf(id)];
+  impl_->Settle();
   if (IsRanked(node)) impl_->ranking.erase({*node.speedup, node.id});
   node.status = status;
   node.speedup = speedup;
@@ -220,6 +314,7 @@ std::vector<NodeId> SearchGraph::Lineage(NodeId id) const {
 }
 
 std::vector<NodeId> SearchGraph::Best(std::size_t k) const {
+  impl_->Settle();
   std::vector<NodeId> best;
   best.reserve(std::min(k, impl_->ranking.size()));
   for (const RankKey& key : impl_->ranking) {
@@ -232,17 +327,15 @@ std::vector<NodeId> SearchGraph::Best(std::size_t k) const {
 std::vector<NodeId> SearchGraph::Nodes() const {
   std::vector<NodeId> ids;
   ids.reserve(impl_->nodes.size());
-  for (const GraphNode& node : impl_->nodes) ids.push_back(node.id);
+  for (std::size_t i = 0; i < impl_->nodes.size(); ++i) ids.push_back(impl_->nodes[i].id);
   return ids;
 }
 
 std::vector<GraphEdge> SearchGraph::Edges() const {
-  const Graph& graph = impl_->graph;
   std::vector<GraphEdge> edges;
   edges.reserve(impl_->edge_order.size());
-  for (const EdgeDescriptor& edge : impl_->edge_order) {
-    edges.push_back({impl_->nodes[boost::source(edge, graph)].id,
-                     impl_->nodes[boost::target(edge, graph)].id, graph[edge].kind});
+  for (const StoredEdge& edge : impl_->edge_order) {
+    edges.push_back({impl_->nodes[edge.parent].id, impl_->nodes[edge.child].id, edge.kind});
   }
   return edges;
 }
@@ -255,6 +348,7 @@ const GraphNode& SearchGraph::NodeAt(std::size_t index) const {
 std::size_t SearchGraph::IndexOf(NodeId id) const { return impl_->VertexOf(id); }
 
 void SearchGraph::VisitRanked(const std::function<bool(NodeId)>& visit) const {
+  impl_->Settle();
   for (const RankKey& key : impl_->ranking) {
     if (!visit(key.id)) return;
   }

@@ -6,7 +6,8 @@
 // beyond writing Graphviz text to a stream.
 //
 // Thread-safety: none; the engine's record stage is its only writer and
-// guards reads from other stages with its own mutex.
+// guards reads from other stages with its own mutex. (Not even between const
+// readers: Best and VisitRanked rank the nodes added since the last of them.)
 
 #include <cstdint>
 #include <iosfwd>
@@ -49,9 +50,9 @@ class SearchGraph {
 
   // Adds a node; its id must be new (a broken invariant aborts).
   void AddNode(const GraphNode& node);
-  // Room for `nodes` nodes in all: a loader that knows the count saves the
-  // rehashing of a million-node graph.
-  void Reserve(std::size_t nodes);
+  // Room for `nodes` nodes and `edges` edges in all, and some more: a loader
+  // that knows the counts saves the regrowth of a million-node graph's arrays.
+  void Reserve(std::size_t nodes, std::size_t edges = 0);
   // Adds parent -> child; both must exist. A repeated edge is kept once.
   void AddDerivation(NodeId parent, NodeId child, EdgeKind kind);
   bool Contains(NodeId id) const;

@@ -103,7 +103,10 @@ struct NodeBrief {
   std::optional<double> speedup;  // as NodeRecord::speedup
   std::int64_t expansions = 0;
   std::uint32_t source = 0;  // index into GraphBrief::source_hashes
-  std::string knobs_json;    // as stored: for a reader that needs the knobs of many nodes
+  // Its knobs_json as stored (GraphBrief::KnobsOf): for a reader that needs
+  // the knobs of many nodes, in one buffer for all of them.
+  std::size_t knobs_at = 0;
+  std::size_t knobs_size = 0;
 };
 
 struct EdgeBrief {
@@ -116,6 +119,11 @@ struct GraphBrief {
   std::vector<NodeBrief> nodes;  // in id order
   std::vector<EdgeBrief> edges;  // in the order they were made
   std::vector<std::string> source_hashes;
+  std::string knobs_text;  // every node's knobs_json, one after the other
+
+  std::string_view KnobsOf(const NodeBrief& node) const {
+    return std::string_view(knobs_text).substr(node.knobs_at, node.knobs_size);
+  }
 };
 
 struct MeasurementRecord {

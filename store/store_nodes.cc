@@ -444,12 +444,17 @@ Result<std::vector<EdgeRecord>> Store::LoadEdges(std::int64_t graph_id) {
 Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
   GraphBrief brief;
   std::unordered_map<std::string, std::uint32_t> source_index;
-  auto count = impl_->Prepare("LoadGraphBriefCount", "SELECT count(*) FROM nodes WHERE graph_id = ?1");
-  if (!count) return Fail(count.error());
-  (*count)->Bind(1, graph_id);
-  if (auto row = (*count)->Step(); !row) return Fail(row.error());
-  brief.nodes.reserve(static_cast<std::size_t>((*count)->Int(0)));
-  (*count)->Reset();
+  // Room for the id range's nodes (a bound on their count; the memory past
+  // the count is never touched): two index probes, where a count(*) would
+  // read a million index entries and the vector's regrowth would copy them.
+  auto range = impl_->Prepare("LoadGraphBriefRange", R"sql(
+    SELECT (SELECT min(id) FROM nodes WHERE graph_id = ?1), (SELECT max(id) FROM nodes WHERE graph_id = ?1))sql");
+  if (!range) return Fail(range.error());
+  (*range)->Bind(1, graph_id);
+  if (auto row = (*range)->Step(); !row) return Fail(row.error());
+  const std::size_t span = static_cast<std::size_t>(std::max<std::int64_t>(0, (*range)->Int(1) - (*range)->Int(0) + 1));
+  (*range)->Reset();
+  brief.nodes.reserve(span);
   auto nodes = impl_->Prepare("LoadGraphBrief", R"sql(
     SELECT n.id, n.run_id, n.status, n.speedup, n.expansions, n.source_hash, n.knobs_json
     FROM nodes n WHERE n.graph_id = ?1 ORDER BY n.id)sql");
@@ -481,7 +486,11 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
       if (added) brief.source_hashes.emplace_back(hash);
       node.source = known->second;
     }
-    node.knobs_json = r.Text(6);
+    const std::string_view knobs = r.TextView(6);
+    if (brief.nodes.size() == 1) brief.knobs_text.reserve(span * (knobs.size() + knobs.size() / 4));  // a guess
+    node.knobs_at = brief.knobs_text.size();
+    node.knobs_size = knobs.size();
+    brief.knobs_text.append(knobs);
   }
   if (brief.nodes.empty()) return brief;
   // The edges table has no graph column: scan it in creation order over the
@@ -491,11 +500,16 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
     SELECT e.parent_id, e.child_id, e.kind FROM edges e WHERE +e.child_id BETWEEN ?1 AND ?2 ORDER BY e.id)sql");
   if (!edges) return Fail(edges.error());
   (*edges)->Bind(1, brief.nodes.front().id).Bind(2, brief.nodes.back().id);
+  // A bit per id of the range: the graph's own (a search per edge costs more
+  // than the scan at a million edges).
+  const std::int64_t first = brief.nodes.front().id;
+  std::vector<bool> mine(static_cast<std::size_t>(brief.nodes.back().id - first + 1));
+  for (const NodeBrief& node : brief.nodes) mine[static_cast<std::size_t>(node.id - first)] = true;
   const auto in_graph = [&](std::int64_t id) {
-    const auto it = std::lower_bound(brief.nodes.begin(), brief.nodes.end(), id,
-                                     [](const NodeBrief& node, std::int64_t wanted) { return node.id < wanted; });
-    return it != brief.nodes.end() && it->id == id;
+    return id >= first && id - first < static_cast<std::int64_t>(mine.size()) &&
+           mine[static_cast<std::size_t>(id - first)];
   };
+  brief.edges.reserve(brief.nodes.size());  // a node has one parent, mostly
   for (;;) {
     auto row = (*edges)->Step();
     if (!row) return Fail(row.error());

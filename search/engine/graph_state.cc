@@ -1,5 +1,7 @@
 #include "search/engine/graph_state.h"
 
+#include <future>
+
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
@@ -13,9 +15,36 @@ GraphState::GraphState(Store& store, std::int64_t graph_id, std::int64_t run_id,
 Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const StoredKnobs&)>& with_knobs) {
   auto brief = store_.LoadGraphBrief(graph_id_);
   if (!brief) return Fail(brief.error());
+  const auto has_knobs = [&](const NodeBrief& node) { return IsFinal(node.status) && brief->KnobsOf(node) != "{}"; };
+  // The sources of the nodes `with_knobs` is told of, read here: the store
+  // is this thread's.
   std::vector<std::shared_ptr<const std::string>> sources(brief->source_hashes.size());
+  if (with_knobs) {
+    for (const NodeBrief& node : brief->nodes) {
+      auto& source = sources[node.source];
+      if (source || !has_knobs(node)) continue;
+      auto text = Source(brief->source_hashes[node.source]);
+      if (!text) return Fail(text.error());
+      source = std::move(*text);
+    }
+  }
+  // `with_knobs` (the advisor's keys) on a thread of its own while this one
+  // builds the graph: the two halves of opening a million nodes overlap. A
+  // small graph is not worth a thread: then it runs here, after the graph.
+  constexpr std::size_t kThreadFrom = 10000;
+  std::future<void> observed;
+  if (with_knobs) {
+    const auto policy = brief->nodes.size() >= kThreadFrom ? std::launch::async : std::launch::deferred;
+    observed = std::async(policy, [&] {
+      for (const NodeBrief& node : brief->nodes) {
+        if (!has_knobs(node)) continue;
+        const std::optional<double> speedup = node.status == NodeStatus::kMeasured ? node.speedup : std::nullopt;
+        with_knobs({node.id, node.status, speedup, &sources[node.source], brief->KnobsOf(node)});
+      }
+    });
+  }
   std::vector<NodeId> unfinished;
-  graph_.Reserve(graph_.NodeCount() + brief->nodes.size());
+  graph_.Reserve(graph_.NodeCount() + brief->nodes.size(), graph_.EdgeCount() + brief->edges.size());
   for (const NodeBrief& node : brief->nodes) {
     GraphNode stored;
     stored.id = node.id;
@@ -24,17 +53,7 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
     stored.run_id = node.run_id;
     stored.expansions = static_cast<int>(node.expansions);
     graph_.AddNode(stored);
-    if (!IsFinal(node.status)) {
-      unfinished.push_back(node.id);
-    } else if (with_knobs && node.knobs_json != "{}") {
-      auto& source = sources[node.source];
-      if (!source) {
-        auto text = Source(brief->source_hashes[node.source]);
-        if (!text) return Fail(text.error());
-        source = std::move(*text);
-      }
-      with_knobs({node.id, node.status, stored.speedup, &source, node.knobs_json});
-    }
+    if (!IsFinal(node.status)) unfinished.push_back(node.id);
   }
   for (const EdgeBrief& edge : brief->edges) {
     // A self-edge says nothing about where a node came from; databases
@@ -44,6 +63,7 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
     graph_.AddDerivation(edge.parent, edge.child, edge.kind);
     if (edge.kind == EdgeKind::kSameCode) same_code_copies_.insert(edge.parent);
   }
+  if (observed.valid()) observed.get();  // rethrows what the thread threw
   return unfinished;
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "search/knobs/configuration_set.h"
 #include "search/knobs/cost_model.h"
 #include "search/knobs/knob_space.h"
 
@@ -31,7 +32,7 @@ const std::vector<std::string>& Techniques() {
 }  // namespace
 
 struct KnobAdvisor::Space {
-  explicit Space(std::vector<KnobSpec> knobs) : space(std::move(knobs)) {}
+  explicit Space(std::vector<KnobSpec> knobs) : space(std::move(knobs)), seen(space) {}
 
   // Compact, for graphs of a million nodes: a key (two bytes a knob) and a float.
   struct Observation {
@@ -42,7 +43,7 @@ struct KnobAdvisor::Space {
 
   KnobSpace space;
   std::vector<Observation> observed;       // in arrival order
-  std::unordered_set<std::string> seen;    // keys of observed and proposed configurations
+  ConfigurationSet seen;                   // keys of observed and proposed configurations
   std::vector<std::pair<double, KnobValues>> top;  // measured, best first, at most kTopKept
   std::size_t measured = 0;
   CostModel model;
@@ -58,7 +59,7 @@ struct KnobAdvisor::Space {
 
   void AddKey(NodeId node, std::string key, std::optional<double> speedup) {
     const bool ok = speedup && *speedup > 0;
-    seen.insert(key);
+    seen.Insert(key);
     observed.push_back({node, std::move(key), ok ? static_cast<float>(*speedup) : 0.0f});
     if (!ok) return;
     ++measured;
@@ -82,8 +83,11 @@ struct KnobAdvisor::Space {
         return a->speedup != b->speedup ? a->speedup > b->speedup : a->node < b->node;
       };
       std::nth_element(rows.begin(), rows.begin() + kTrainBest, rows.end(), faster);
-      std::sort(rows.begin() + kTrainBest, rows.end(), by_id);
-      rows.erase(rows.begin() + kTrainBest, rows.end() - (kTrainRows - kTrainBest));
+      // The latest of the others, picked in linear time (ids are unique):
+      // a million rows are not sorted to keep two thousand.
+      const auto latest = rows.end() - (kTrainRows - kTrainBest);
+      std::nth_element(rows.begin() + kTrainBest, latest, rows.end(), by_id);
+      rows.erase(rows.begin() + kTrainBest, latest);
     }
     std::sort(rows.begin(), rows.end(), by_id);
     return rows;
@@ -212,7 +216,7 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
   std::unordered_set<std::string> keys;  // no configuration twice in `found`
   const auto add = [&](const KnobValues& to, const std::string& what) {
     const std::string key = knobs.Key(to);
-    if (space.seen.count(key) || !keys.insert(key).second) return;
+    if (space.seen.Contains(key) || !keys.insert(key).second) return;
     found.push_back({to, what + knobs.Describe(parent, to)});
   };
   if (technique == "step") {
@@ -237,7 +241,7 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
     for (int i = 0; i < 4 * 16 && draws.size() < 16; ++i) {
       KnobValues draw = knobs.Draw(rng);
       const std::string key = knobs.Key(draw);
-      if (space.seen.count(key)) continue;
+      if (space.seen.Contains(key)) continue;
       std::size_t nearest = knobs.knobs().size();
       std::size_t compared = 0;
       for (auto it = space.observed.rbegin(); it != space.observed.rend() && nearest > 0 && compared < 2000;
@@ -265,7 +269,7 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
     std::vector<std::pair<float, std::size_t>> order;
     std::uniform_real_distribution<float> jitter(0.0f, 1e-6f);  // ties (a leaf shared) broken at random
     for (std::size_t i = 0; i < ranked.size(); ++i) {
-      if (!space.seen.count(knobs.Key(ranked[i]))) order.emplace_back((*predicted)[i] + jitter(rng), i);
+      if (!space.seen.Contains(knobs.Key(ranked[i]))) order.emplace_back((*predicted)[i] + jitter(rng), i);
     }
     std::sort(order.begin(), order.end(), std::greater<>());
     for (std::size_t r = 0; r < order.size() && found.size() < 64; ++r) {
@@ -320,10 +324,10 @@ std::optional<KnobAdvisor::Advice> KnobAdvisor::Propose(const std::string& sourc
     }
     std::lock_guard lock(mutex_);
     Space* space = SpaceOf(source);
-    for (const KnobValues& values : known) space->seen.insert(space->space.Key(values));
+    for (const KnobValues& values : known) space->seen.Insert(space->space.Key(values));
     // Another proposal may have taken it meanwhile; then the next round
     // (each round marks at least one more configuration seen).
-    if (chosen && space->seen.insert(space->space.Key(chosen->knobs)).second) return chosen;
+    if (chosen && space->seen.Insert(space->space.Key(chosen->knobs))) return chosen;
   }
 }
 

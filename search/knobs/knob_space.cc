@@ -194,6 +194,14 @@ KnobValues KnobSpace::FromKey(const std::string& key) const {
   return values;
 }
 
+std::size_t KnobSpace::Ordinal(const std::string& key) const {
+  std::size_t ordinal = 0;
+  for (std::size_t k = 0; k < knobs_.size(); ++k) {
+    ordinal = ordinal * std::max<std::size_t>(1, knobs_[k].values.size()) + IndexAt(key, k);
+  }
+  return ordinal;
+}
+
 void KnobSpace::AppendFeatures(const std::string& key, std::vector<float>& out) const {
   for (std::size_t k = 0; k < knobs_.size(); ++k) {
     const std::size_t index = IndexAt(key, k);

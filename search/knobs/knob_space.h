@@ -58,6 +58,9 @@ class KnobSpace {
   // million nodes is read with. nullopt when the text is not such an object.
   std::optional<std::string> KeyOfStored(std::string_view knobs_json) const;
   void AppendFeatures(const std::string& key, std::vector<float>& out) const;
+  // The position of a key's configuration in Enumerate's order, below
+  // Size() (for a space whose Size() does not saturate).
+  std::size_t Ordinal(const std::string& key) const;
   // Knobs whose values differ between two keys.
   static std::size_t Distance(const std::string& a, const std::string& b);
 

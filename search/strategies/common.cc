@@ -24,23 +24,31 @@ void SubtreeBest::Update(const SearchGraph& graph) {
 }
 
 void SubtreeBest::Build(const SearchGraph& graph) {
-  best_.clear();
+  graph_ = &graph;
   unfinished_.clear();
-  best_.reserve(graph.NodeCount());
+  // Room for the nodes a run adds: the first of them does not move the array.
+  best_.reserve(graph.NodeCount() + graph.NodeCount() / 8 + 1024);
+  best_.assign(graph.NodeCount(), 0.0);
   for (std::size_t i = graph.NodeCount(); i-- > 0;) {
     const GraphNode& node = graph.NodeAt(i);
-    double best = Of(node.id);
+    double& best = best_[i];
     if (node.status == NodeStatus::kMeasured && node.speedup) best = std::max(best, *node.speedup);
     if (!IsFinal(node.status)) unfinished_.push_back(node.id);
     if (best <= 0) continue;
-    best_[node.id] = best;
     if (const auto parent = graph.FirstParent(node.id)) {
-      double& above = best_[*parent];
+      double& above = best_[graph.IndexOf(*parent)];
       above = std::max(above, best);
     }
   }
   std::reverse(unfinished_.begin(), unfinished_.end());
   seen_ = graph.NodeCount();
+}
+
+double& SubtreeBest::At(const SearchGraph& graph, NodeId id) {
+  graph_ = &graph;
+  const std::size_t index = graph.IndexOf(id);
+  if (index >= best_.size()) best_.resize(graph.NodeCount(), 0.0);
+  return best_[index];
 }
 
 void SubtreeBest::Fold(const SearchGraph& graph, NodeId id, double speedup,
@@ -50,7 +58,7 @@ void SubtreeBest::Fold(const SearchGraph& graph, NodeId id, double speedup,
   // all of its own ancestors.
   const std::vector<NodeId> lineage = graph.Lineage(id);
   for (auto it = lineage.rbegin(); it != lineage.rend(); ++it) {
-    double& best = best_[*it];
+    double& best = At(graph, *it);
     if (best >= speedup) break;
     best = speedup;
     if (raised) raised(*it, speedup);
@@ -58,8 +66,9 @@ void SubtreeBest::Fold(const SearchGraph& graph, NodeId id, double speedup,
 }
 
 double SubtreeBest::Of(NodeId id) const {
-  const auto it = best_.find(id);
-  return it == best_.end() ? 0.0 : it->second;
+  if (graph_ == nullptr || !graph_->Contains(id)) return 0.0;
+  const std::size_t index = graph_->IndexOf(id);
+  return index < best_.size() ? best_[index] : 0.0;
 }
 
 NodeId PickByUcb(const SearchGraph& graph, const std::vector<NodeId>& nodes, const SubtreeBest& subtree,

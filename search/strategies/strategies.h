@@ -36,10 +36,13 @@ std::unique_ptr<Strategy> MakeLearning(const StrategyConfig& config, bool portfo
 // (proposed or built), and folds each newly measured one in once, raising v
 // along its O(depth) lineage; the rest of the graph is not visited. A
 // node's final status never changes within a run, so nothing else can.
+// It serves one graph (a strategy's): v is kept by the graph's insertion
+// index, in an array.
 class SubtreeBest {
  public:
   void Update(const SearchGraph& graph);
-  // 0 when nothing in the subtree is measured (or the node is unknown).
+  // 0 when nothing in the subtree is measured (or the node is unknown, or
+  // no graph was read yet).
   double Of(NodeId id) const;
   // The first read of a graph, in one pass: v of every node, children before
   // parents (a node is added after its first parent, so in reverse
@@ -51,10 +54,12 @@ class SubtreeBest {
             const std::function<void(NodeId, double)>& raised = nullptr);
 
  private:
+  double& At(const SearchGraph& graph, NodeId id);
 
+  const SearchGraph* graph_ = nullptr;  // the graph read last
   std::size_t seen_ = 0;             // nodes looked at, a prefix of the insertion order
   std::vector<NodeId> unfinished_;   // seen while proposed or built
-  std::unordered_map<NodeId, double> best_;  // v(n)
+  std::vector<double> best_;         // v(n) by insertion index (SearchGraph::IndexOf); 0: none
 };
 
 struct UcbWeights {

@@ -1,5 +1,6 @@
 #include "search/strategies/ucb_index.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -10,23 +11,54 @@ double UcbIndex::Q(const Entry& entry) const {
   return a * entry.own + (1.0 - a) * entry.lineage;
 }
 
+const UcbIndex::Entry* UcbIndex::Find(NodeId id) const {
+  if (graph_ == nullptr || !graph_->Contains(id)) return nullptr;
+  const std::size_t index = graph_->IndexOf(id);
+  if (index >= entries_.size() || entries_[index].expansions < 0) return nullptr;
+  return &entries_[index];
+}
+
 void UcbIndex::Insert(NodeId id, const Entry& entry) {
-  entries_[id] = entry;
+  const std::size_t index = graph_->IndexOf(id);
+  if (index >= entries_.size()) entries_.resize(graph_->NodeCount());
+  entries_[index] = entry;
+  ++entry_count_;
   by_expansions_[entry.expansions].insert({-Q(entry), id});
-  lineages_.insert(entry.lineage);
+  PushLineage(entry.lineage, id);
   total_expansions_ += entry.expansions;
 }
 
+void UcbIndex::PushLineage(double lineage, NodeId id) {
+  lineages_.emplace_back(lineage, id);
+  std::push_heap(lineages_.begin(), lineages_.end());
+  if (lineages_.size() <= 2 * entry_count_ + 1024) return;
+  // Mostly stale: rebuilt from the entries (amortized over the pushes).
+  lineages_.clear();
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].expansions >= 0) lineages_.emplace_back(entries_[i].lineage, graph_->NodeAt(i).id);
+  }
+  std::make_heap(lineages_.begin(), lineages_.end());
+}
+
+double UcbIndex::TopLineage() {
+  for (;;) {
+    const auto& [lineage, id] = lineages_.front();
+    if (const Entry* entry = Find(id); entry != nullptr && entry->lineage == lineage) return lineage;
+    std::pop_heap(lineages_.begin(), lineages_.end());
+    lineages_.pop_back();
+  }
+}
+
 void UcbIndex::Erase(NodeId id) {
-  const auto it = entries_.find(id);
-  if (it == entries_.end()) return;
-  const Entry& entry = it->second;
+  const Entry* found = Find(id);
+  if (found == nullptr) return;
+  const Entry entry = *found;
   const auto group = by_expansions_.find(entry.expansions);
   group->second.erase({-Q(entry), id});
   if (group->second.empty()) by_expansions_.erase(group);
-  lineages_.erase(lineages_.find(entry.lineage));
   total_expansions_ -= entry.expansions;
-  entries_.erase(it);
+  entries_[graph_->IndexOf(id)] = Entry{};
+  --entry_count_;
 }
 
 void UcbIndex::Drop(NodeId id) { Erase(id); }
@@ -35,8 +67,8 @@ void UcbIndex::Reset() { *this = UcbIndex(weights_); }
 
 void UcbIndex::Fold(const SearchGraph& graph, NodeId id, double speedup) {
   subtree_.Fold(graph, id, speedup, [this](NodeId raised, double best) {
-    if (const auto entry = entries_.find(raised); entry != entries_.end() && entry->second.lineage < best) {
-      Entry moved = entry->second;
+    if (const Entry* entry = Find(raised); entry != nullptr && entry->lineage < best) {
+      Entry moved = *entry;
       moved.lineage = best;
       Erase(raised);
       Insert(raised, moved);
@@ -53,8 +85,8 @@ void UcbIndex::Refresh(const SearchGraph& graph, NodeId id, const std::function<
     return;
   }
   const Entry entry{*node.speedup, std::max(*node.speedup, subtree_.Of(id)), node.expansions};
-  if (const auto it = entries_.find(id); it != entries_.end()) {
-    const Entry& old = it->second;
+  if (const Entry* found = Find(id); found != nullptr) {
+    const Entry& old = *found;
     if (old.own == entry.own && old.lineage == entry.lineage && old.expansions == entry.expansions) return;
     Erase(id);
   }
@@ -62,27 +94,44 @@ void UcbIndex::Refresh(const SearchGraph& graph, NodeId id, const std::function<
 }
 
 void UcbIndex::Catch(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted) {
-  if (seen_ == 0) {
-    // The first read (a resumed graph): v in one pass, then every expandable
-    // node as it is now, so the journal so far is in it.
-    subtree_.Build(graph);
-    entries_.reserve(graph.NodeCount());
-    for (; seen_ < graph.NodeCount(); ++seen_) {
-      const GraphNode& node = graph.NodeAt(seen_);
-      if (node.status != NodeStatus::kMeasured || !node.speedup || exhausted(node.id)) continue;
-      Insert(node.id, {*node.speedup, std::max(*node.speedup, subtree_.Of(node.id)), node.expansions});
-    }
-    journal_ = graph.ChangeCount();
-  }
+  graph_ = &graph;
+  if (seen_ == 0) Build(graph, exhausted);
   for (; seen_ < graph.NodeCount(); ++seen_) Refresh(graph, graph.NodeAt(seen_).id, exhausted);
   for (; journal_ < graph.ChangeCount(); ++journal_) Refresh(graph, graph.ChangedAt(journal_), exhausted);
+}
+
+void UcbIndex::Build(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted) {
+  // The first read (a resumed graph): v in one pass, then every expandable
+  // node as it is now, so the journal so far is in it. Each set is filled
+  // from sorted keys at its end (linear), not searched a million times.
+  subtree_.Build(graph);
+  entries_.reserve(graph.NodeCount() + graph.NodeCount() / 8 + 1024);  // as SubtreeBest's
+  entries_.assign(graph.NodeCount(), Entry{});
+  std::vector<std::pair<int, Key>> keys;  // (e, key) of every entry
+  for (; seen_ < graph.NodeCount(); ++seen_) {
+    const GraphNode& node = graph.NodeAt(seen_);
+    if (node.status != NodeStatus::kMeasured || !node.speedup || exhausted(node.id)) continue;
+    const Entry entry{*node.speedup, std::max(*node.speedup, subtree_.Of(node.id)), node.expansions};
+    entries_[seen_] = entry;
+    ++entry_count_;
+    total_expansions_ += entry.expansions;
+    keys.push_back({entry.expansions, {-Q(entry), node.id}});
+    lineages_.emplace_back(entry.lineage, node.id);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::make_heap(lineages_.begin(), lineages_.end());
+  for (const auto& [expansions, key] : keys) {
+    std::set<Key>& group = by_expansions_[expansions];
+    group.insert(group.end(), key);
+  }
+  journal_ = graph.ChangeCount();
 }
 
 std::optional<NodeId> UcbIndex::Select(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted,
                                        std::mt19937_64& rng) {
   Catch(graph, exhausted);
-  if (entries_.empty()) return std::nullopt;
-  const double best = *lineages_.rbegin();  // s*
+  if (entry_count_ == 0) return std::nullopt;
+  const double best = TopLineage();  // s*
   const double log_total = std::log(1.0 + total_expansions_);
   // Scores within 1e-9 of each other tie, as in PickByUcb; a tie goes to a
   // random one of the tied nodes (at most kTied per expansion count).

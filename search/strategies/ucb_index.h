@@ -23,7 +23,6 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -49,13 +48,18 @@ class UcbIndex {
 
  private:
   struct Entry {
-    double own = 0;      // s(n)
-    double lineage = 0;  // max(s(n), v(n))
-    int expansions = 0;  // e(n)
+    double own = 0;       // s(n)
+    double lineage = 0;   // max(s(n), v(n))
+    int expansions = -1;  // e(n); -1: the node is not an entry
   };
   using Key = std::pair<double, NodeId>;  // (-q, id): best first, then lower id
 
   void Catch(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted);
+  // The first read of a graph: every expandable node, the sets filled from
+  // sorted input in one pass.
+  void Build(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted);
+  // The node's entry; nullptr when it has none.
+  const Entry* Find(NodeId id) const;
   // Re-reads one node: enters, moves or leaves the sets.
   void Refresh(const SearchGraph& graph, NodeId id, const std::function<bool(NodeId)>& exhausted);
   // Raises v along the lineage of a node measured at `speedup`.
@@ -63,14 +67,22 @@ class UcbIndex {
   void Insert(NodeId id, const Entry& entry);
   void Erase(NodeId id);
   double Q(const Entry& entry) const;
+  // s*: the top of `lineages_`, stale elements dropped; entries exist.
+  double TopLineage();
+  void PushLineage(double lineage, NodeId id);
 
   UcbWeights weights_;
   std::size_t seen_ = 0;     // nodes read, a prefix of the insertion order
   std::size_t journal_ = 0;  // changes read
   SubtreeBest subtree_;  // v(n), folded in through Fold only (its Update is not used)
-  std::unordered_map<NodeId, Entry> entries_;   // the expandable nodes
+  const SearchGraph* graph_ = nullptr;  // the graph read last (a strategy serves one)
+  std::vector<Entry> entries_;  // by insertion index (SearchGraph::IndexOf): the expandable nodes
+  std::size_t entry_count_ = 0;
   std::map<int, std::set<Key>> by_expansions_;
-  std::multiset<double> lineages_;  // max(s, v) of the entries: s* is the largest
+  // (max(s, v), node) of the entries, a max-heap: s* is its top. An element
+  // whose node's entry no longer holds that value is left in place and
+  // dropped when it comes to the top (an update is a push, not a search).
+  std::vector<std::pair<double, NodeId>> lineages_;
   double total_expansions_ = 0;     // E
 };
 

@@ -238,6 +238,59 @@ TEST_SUITE("SearchGraph") {
     CHECK(assigned.FindByIdentity("two") == NodeId{2});
   }
 
+  TEST_CASE("ids near and far: a store's dense ids, a late graph's large ones, zero and negative ones") {
+    SearchGraph graph;
+    graph.Reserve(4);
+    const Ids ids{3, 1, 2, 4'000'000'000'000, 0, 70'000, -5, 5, 1'000'000};
+    for (const NodeId id : ids) graph.AddNode(MeasuredNode(id, static_cast<double>(id % 97) + 100.0));
+    for (NodeId previous = 0; const NodeId id : ids) {
+      CAPTURE(id);
+      REQUIRE(graph.Contains(id));
+      CHECK(graph.Node(id).id == id);
+      CHECK(graph.NodeAt(graph.IndexOf(id)).id == id);
+      if (id != ids.front()) graph.AddDerivation(previous, id, EdgeKind::kDerive);
+      previous = id;
+    }
+    CHECK(graph.Nodes() == ids);
+    CHECK(graph.Lineage(1'000'000) == ids);
+    for (const NodeId absent : {NodeId{6}, NodeId{-1}, NodeId{69'999}, NodeId{4'000'000'000'001}}) {
+      CHECK_FALSE(graph.Contains(absent));
+    }
+  }
+
+  TEST_CASE("the ranking agrees with brute force while nodes arrive between reads") {
+    std::mt19937_64 random(99);
+    SearchGraph graph;
+    std::map<NodeId, double> ranked;
+    NodeId next = 1;
+    for (int round = 0; round < 300; ++round) {
+      // A batch (a loaded graph, then a run's single nodes), some updates, a read.
+      const int batch = round == 0 ? 2000 : static_cast<int>(random() % 3);
+      for (int i = 0; i < batch; ++i, ++next) {
+        const double speedup = static_cast<double>(random() % 100) / 25.0;
+        graph.AddNode(MeasuredNode(next, speedup));
+        ranked[next] = speedup;
+      }
+      for (int i = 0; i < 2; ++i) {
+        const NodeId id = 1 + static_cast<NodeId>(random() % static_cast<std::uint64_t>(next - 1));
+        if (random() % 4 == 0) {
+          graph.SetResult(id, NodeStatus::kWrong, std::nullopt);
+          ranked.erase(id);
+        } else {
+          const double speedup = static_cast<double>(random() % 100) / 25.0;
+          graph.SetResult(id, NodeStatus::kMeasured, speedup);
+          ranked[id] = speedup;
+        }
+      }
+      std::vector<std::pair<double, NodeId>> expected;
+      for (const auto& [id, speedup] : ranked) expected.emplace_back(-speedup, id);
+      std::sort(expected.begin(), expected.end());
+      Ids brute;
+      for (std::size_t i = 0; i < std::min<std::size_t>(50, expected.size()); ++i) brute.push_back(expected[i].second);
+      CHECK(graph.Best(50) == brute);
+    }
+  }
+
   TEST_CASE("a 10k-node random graph agrees with brute force") {
     constexpr NodeId kNodes = 10000;
     std::mt19937_64 random(20240607);

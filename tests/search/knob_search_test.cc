@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "search/knobs/auc_bandit.h"
+#include "search/knobs/configuration_set.h"
 #include "search/knobs/cost_model.h"
 #include "search/knobs/knob_advisor.h"
 #include "search/knobs/knob_space.h"
@@ -131,6 +132,41 @@ TEST_SUITE("knob space") {
     for (const char* text : {"", "[]", "{", R"({"TILE":64})", R"({"TILE":"6\u0034"})", R"({"TILE":"64"} x)",
                              R"({"TILE":"64",})", R"({"TILE" "64"})", "null"}) {
       CHECK_MESSAGE(!space.KeyOfStored(text), text);
+    }
+  }
+}
+
+TEST_SUITE("configuration set") {
+  TEST_CASE("ordinals number the configurations in enumeration order") {
+    const KnobSpace space = Space();
+    const auto all = space.Enumerate(1000);
+    for (std::size_t i = 0; i < all.size(); ++i) CHECK(space.Ordinal(space.Key(all[i])) == i);
+  }
+
+  TEST_CASE("a small space (a bit each) and a large one (a hash set) both remember exactly what was inserted") {
+    // 8 knobs of 20 values: 20^8 = 2.56e10 configurations, too many for bits.
+    std::string large_source;
+    for (int k = 0; k < 8; ++k) {
+      large_source += "// kestrel:knob K" + std::to_string(k);
+      for (int v = 0; v < 20; ++v) large_source += " " + std::to_string(v);
+      large_source += "\n";
+    }
+    const KnobSpace small = Space();
+    const KnobSpace large(*ParseKnobs(large_source));
+    REQUIRE(large.Size() > (std::size_t{1} << 26));
+    for (const KnobSpace* space : {&small, &large}) {
+      CAPTURE(space->Size());
+      ConfigurationSet set(*space);
+      std::set<std::string> inserted;
+      std::mt19937_64 rng(11);
+      for (int i = 0; i < 300; ++i) {
+        const std::string key = space->Key(space->Draw(rng));
+        CHECK(set.Contains(key) == (inserted.count(key) > 0));
+        CHECK(set.Insert(key) == inserted.insert(key).second);
+        CHECK(set.Contains(key));
+        CHECK_FALSE(set.Insert(key));
+      }
+      CHECK(inserted.size() > 100);
     }
   }
 }

@@ -258,7 +258,7 @@ TEST_SUITE("store") {
       CHECK(node.speedup == nodes[i].speedup);
       CHECK(node.expansions == nodes[i].expansions);
       CHECK(brief.source_hashes.at(node.source) == nodes[i].source_hash);
-      CHECK(nlohmann::json::parse(node.knobs_json) == nlohmann::json(nodes[i].knobs));
+      CHECK(nlohmann::json::parse(brief.KnobsOf(node)) == nlohmann::json(nodes[i].knobs));
     }
     CHECK(brief.source_hashes.size() == 2);
     CHECK(brief.nodes[3].expansions == 2);
