@@ -211,6 +211,7 @@ SeedResult SearchOneSeed(std::uint64_t seed) {
   std::istringstream log(testing::ReadFile(workspace.tasks() / "prop" / "timed.log"));
   int repeats = 0;
   for (std::string line; std::getline(log, line);) repeats += ++timed[line] > 1 ? 1 : 0;
+  CHECK_MESSAGE(!timed.empty(), "the harness wrote no timed.log: it timed nothing, or could not write it");
   CHECK(repeats <= result.kills * 3);
   CHECK(Query(workspace, "PRAGMA integrity_check").at(0).at(0) == "ok");
   CHECK(Number(workspace, "SELECT count(*) FROM runs WHERE stop_reason LIKE 'error%'") == 0);
