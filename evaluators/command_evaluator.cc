@@ -21,6 +21,7 @@
 #include "evaluators/command_answer.h"
 #include "evaluators/build_cache.h"
 #include "evaluators/compiler.h"
+#include "evaluators/removed_at_end.h"
 #include "evaluators/subprocess.h"
 #include "evaluators/task_layout.h"
 
@@ -287,13 +288,7 @@ Measurement CommandEvaluator::RunHarness(const Candidate& candidate, const Build
   const auto dir = work_dir_ / "evals" / std::to_string(next_eval_++);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  struct Cleanup {
-    std::filesystem::path dir;
-    ~Cleanup() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  } cleanup{dir};
+  const RemovedAtEnd cleanup{dir};
 
   const std::string nonce = MakeNonce();
   Values values = CandidateValues(candidate, build.library.parent_path(), job);

@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "core/hidden_shapes.h"
+#include "evaluators/removed_at_end.h"
 #include "evaluators/task_layout.h"
 #include "evaluators/verdict.h"
 
@@ -32,13 +33,7 @@ HiddenShapeCheck CheckHiddenShapesWithRunner(const Task& task, Job reference, co
   // The messages may reach a fix prompt: they name no size.
   for (std::size_t i = 0; i < layout->size(); ++i) (*layout)[i].label = "hidden shape " + std::to_string(i + 1);
 
-  struct RemoveOnExit {
-    std::filesystem::path dir;
-    ~RemoveOnExit() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  } remove{dir};
+  const RemovedAtEnd remove{dir};
   std::filesystem::create_directories(dir / "reference");
   std::filesystem::create_directories(dir / "candidate");
   reference.shapes = *layout;

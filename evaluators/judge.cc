@@ -1,5 +1,7 @@
 #include "evaluators/judge.h"
 
+#include "evaluators/removed_at_end.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -168,15 +170,6 @@ Measurement JudgeTimings(const JudgeContext& context, JobResult& timed, const st
 }
 
 namespace {
-
-// Removes an evaluation's folder when the evaluation ends.
-struct RemovedAtEnd {
-  const std::filesystem::path& dir;
-  ~RemovedAtEnd() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
-  }
-};
 
 // What follows the checks: the outputs produced while timed re-checked,
 // then the samples.
