@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "core/half_float.h"
 
@@ -20,23 +21,85 @@ std::string Number(double value) {
   return text;
 }
 
-double ElementAt(ScalarType type, const std::byte* data, std::int64_t i) {
+// Element i of a buffer of T, as double (T's bits for the 16-bit floats).
+template <ScalarType kType>
+inline double Load(const std::byte* data, std::int64_t i) {
   auto load = [&](auto zero) {
     decltype(zero) value;
     std::memcpy(&value, data + i * static_cast<std::int64_t>(sizeof value), sizeof value);
-    return static_cast<double>(value);
+    return value;
   };
+  if constexpr (kType == ScalarType::kF32) return static_cast<double>(load(float{}));
+  if constexpr (kType == ScalarType::kF64) return load(double{});
+  if constexpr (kType == ScalarType::kI8) return static_cast<double>(load(std::int8_t{}));
+  if constexpr (kType == ScalarType::kU8) return static_cast<double>(load(std::uint8_t{}));
+  if constexpr (kType == ScalarType::kI32) return static_cast<double>(load(std::int32_t{}));
+  if constexpr (kType == ScalarType::kI64) return static_cast<double>(load(std::int64_t{}));
+  if constexpr (kType == ScalarType::kF16) return FromF16Bits(load(std::uint16_t{}));
+  if constexpr (kType == ScalarType::kBF16) return FromBf16Bits(load(std::uint16_t{}));
+}
+
+// Calls f(std::integral_constant<ScalarType, type>{}): one instantiation per
+// type, so that the loops below load without a switch per element.
+template <typename F>
+decltype(auto) WithType(ScalarType type, F&& f) {
   switch (type) {
-    case ScalarType::kF32: return load(float{});
-    case ScalarType::kF64: return load(double{});
-    case ScalarType::kI8: return load(std::int8_t{});
-    case ScalarType::kU8: return load(std::uint8_t{});
-    case ScalarType::kI32: return load(std::int32_t{});
-    case ScalarType::kI64: return load(std::int64_t{});
-    case ScalarType::kF16: return FromF16Bits(static_cast<std::uint16_t>(load(std::uint16_t{})));
-    case ScalarType::kBF16: return FromBf16Bits(static_cast<std::uint16_t>(load(std::uint16_t{})));
+    case ScalarType::kF32: return f(std::integral_constant<ScalarType, ScalarType::kF32>{});
+    case ScalarType::kF64: return f(std::integral_constant<ScalarType, ScalarType::kF64>{});
+    case ScalarType::kI8: return f(std::integral_constant<ScalarType, ScalarType::kI8>{});
+    case ScalarType::kU8: return f(std::integral_constant<ScalarType, ScalarType::kU8>{});
+    case ScalarType::kI32: return f(std::integral_constant<ScalarType, ScalarType::kI32>{});
+    case ScalarType::kI64: return f(std::integral_constant<ScalarType, ScalarType::kI64>{});
+    case ScalarType::kF16: return f(std::integral_constant<ScalarType, ScalarType::kF16>{});
+    case ScalarType::kBF16: return f(std::integral_constant<ScalarType, ScalarType::kBF16>{});
   }
-  return 0.0;
+  return f(std::integral_constant<ScalarType, ScalarType::kF32>{});
+}
+
+double ElementAt(ScalarType type, const std::byte* data, std::int64_t i) {
+  return WithType(type, [&](auto t) { return Load<decltype(t)::value>(data, i); });
+}
+
+// The comparisons run a block at a time: first a pass with no branch per
+// element that asks only whether every element of the block is finite in
+// the reference and within tolerance (and sums the L2 terms); only a block
+// where that fails is compared element by element (Excess), which words
+// the mismatches. The quick test is the element test restricted to finite
+// references: |a - e| <= atol + rtol * |e| is false for a NaN or infinite
+// `a` once `e` is finite, so a block that passes it passes Excess too.
+constexpr std::int64_t kBlock = 2048;
+constexpr int kLanes = 8;  // independent sums, so that the loop need not wait on one
+
+struct BlockSums {
+  double error_squares = 0, reference_squares = 0;
+};
+
+template <ScalarType kType>
+bool BlockPasses(const std::byte* expected, const std::byte* actual, std::int64_t begin, std::int64_t end,
+                 const Tolerance& tolerance, BlockSums* sums) {
+  double errors[kLanes] = {}, references[kLanes] = {};
+  unsigned failed = 0;
+  const double rtol = tolerance.rtol, atol = tolerance.atol, largest = std::numeric_limits<double>::max();
+  std::int64_t i = begin;
+  const auto one = [&](std::int64_t at, int lane) {
+    const double e = Load<kType>(expected, at), a = Load<kType>(actual, at);
+    const double d = a - e;
+    failed |= static_cast<unsigned>(!(std::fabs(e) <= largest)) | static_cast<unsigned>(!(std::fabs(d) <= atol + rtol * std::fabs(e)));
+    errors[lane] += d * d;
+    references[lane] += e * e;
+  };
+  for (; i + kLanes <= end; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) one(i + lane, lane);
+  }
+  for (; i < end; ++i) one(i, 0);
+  if (failed != 0) return false;
+  if (sums != nullptr) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      sums->error_squares += errors[lane];
+      sums->reference_squares += references[lane];
+    }
+  }
+  return true;
 }
 
 Status ReadSegment(std::ifstream& in, const OutputSegment& segment, std::vector<std::byte>& into) {
@@ -121,32 +184,45 @@ void OutputComparer::Add(const OutputSegment& segment, const std::byte* expected
   State& st = *state_;
   const JobArg& arg = job_.shapes[segment.shape_index].args[segment.arg_index];
   BufferStats stats;
-  for (std::int64_t i = 0; i < arg.count; ++i) {
-    const double expected = ElementAt(arg.type, expected_bytes, i);
-    const double actual = ElementAt(arg.type, actual_bytes, i);
-    const double excess = Excess(expected, actual, tolerance_);
-    if (std::isfinite(expected) && std::isfinite(actual)) {
-      stats.error_squares += (actual - expected) * (actual - expected);
-      stats.reference_squares += expected * expected;
-      ++stats.finite;
+  WithType(arg.type, [&](auto t) {
+    constexpr ScalarType kType = decltype(t)::value;
+    for (std::int64_t begin = 0; begin < arg.count; begin += kBlock) {
+      const std::int64_t end = std::min(arg.count, begin + kBlock);
+      BlockSums sums;
+      if (BlockPasses<kType>(expected_bytes, actual_bytes, begin, end, tolerance_, &sums)) {
+        stats.error_squares += sums.error_squares;
+        stats.reference_squares += sums.reference_squares;
+        stats.finite += end - begin;
+        continue;
+      }
+      for (std::int64_t i = begin; i < end; ++i) {
+        const double expected = Load<kType>(expected_bytes, i);
+        const double actual = Load<kType>(actual_bytes, i);
+        const double excess = Excess(expected, actual, tolerance_);
+        if (std::isfinite(expected) && std::isfinite(actual)) {
+          stats.error_squares += (actual - expected) * (actual - expected);
+          stats.reference_squares += expected * expected;
+          ++stats.finite;
+        }
+        if (excess <= 0) continue;
+        ++stats.bad;
+        stats.max_error = std::max(stats.max_error, std::fabs(actual - expected));  // NaN-safe: max ignores a NaN rhs
+        const Mismatch mismatch{segment.shape_index, segment.input_set, arg.name, i, expected, actual};
+        ShapeFailure& failure = st.failures[segment.shape_index];
+        failure.sets.insert(segment.input_set);
+        if (excess > failure.worst_excess) {
+          failure.worst_excess = excess;
+          failure.worst = mismatch;
+        }
+        st.worst.emplace_back(excess, mismatch);
+        if (st.worst.size() > 8 * max_mismatches_ + 64) {
+          std::partial_sort(st.worst.begin(), st.worst.begin() + static_cast<std::ptrdiff_t>(max_mismatches_),
+                            st.worst.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+          st.worst.resize(max_mismatches_);
+        }
+      }
     }
-    if (excess <= 0) continue;
-    ++stats.bad;
-    stats.max_error = std::max(stats.max_error, std::fabs(actual - expected));  // NaN-safe: max ignores a NaN rhs
-    const Mismatch mismatch{segment.shape_index, segment.input_set, arg.name, i, expected, actual};
-    ShapeFailure& failure = st.failures[segment.shape_index];
-    failure.sets.insert(segment.input_set);
-    if (excess > failure.worst_excess) {
-      failure.worst_excess = excess;
-      failure.worst = mismatch;
-    }
-    st.worst.emplace_back(excess, mismatch);
-    if (st.worst.size() > 8 * max_mismatches_ + 64) {
-      std::partial_sort(st.worst.begin(), st.worst.begin() + static_cast<std::ptrdiff_t>(max_mismatches_),
-                        st.worst.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-      st.worst.resize(max_mismatches_);
-    }
-  }
+  });
   const double l2_error = std::sqrt(stats.error_squares), l2_reference = std::sqrt(stats.reference_squares);
   if (stats.bad == 0 && l2_error > L2Bound(l2_reference, stats.finite, tolerance_)) {
     const std::string line = "relative L2 error " + Number(l2_error / l2_reference) +
@@ -192,10 +268,17 @@ OutputComparison OutputComparer::Finish() {
 std::int64_t FirstMismatch(ScalarType type, const std::byte* actual, const std::byte* expected, std::int64_t count,
                            const Tolerance& tolerance) {
   if (std::memcmp(actual, expected, static_cast<std::size_t>(count) * SizeOf(type)) == 0) return -1;
-  for (std::int64_t i = 0; i < count; ++i) {
-    if (Excess(ElementAt(type, expected, i), ElementAt(type, actual, i), tolerance) > 0) return i;
-  }
-  return -1;
+  return WithType(type, [&](auto t) -> std::int64_t {
+    constexpr ScalarType kType = decltype(t)::value;
+    for (std::int64_t begin = 0; begin < count; begin += kBlock) {
+      const std::int64_t end = std::min(count, begin + kBlock);
+      if (BlockPasses<kType>(expected, actual, begin, end, tolerance, nullptr)) continue;
+      for (std::int64_t i = begin; i < end; ++i) {
+        if (Excess(Load<kType>(expected, i), Load<kType>(actual, i), tolerance) > 0) return i;
+      }
+    }
+    return -1;
+  });
 }
 
 Result<OutputComparison> CompareOutputs(const Job& job, const std::filesystem::path& reference_file,

@@ -216,25 +216,44 @@ class Timed {
 
   const std::byte* Slot(std::uint32_t j) const { return arena_.data() + static_cast<std::uint64_t>(j) * layout_->slot.bytes; }
 
-  // The first batch calls slots 0 .. sets - 1 on their input sets as
-  // drawn (nothing perturbed yet): their outputs are the first outputs,
-  // which go to `keep` (see FirstOutputs). Then the same slots again, in
-  // batches until kMinSampleSeconds have passed: the seconds per call, from
-  // slots already called once (a slot's first call faults its pages in,
-  // which on a virtual machine can take ten times a short call).
+  // The worker's first access to the pages of slots 0 .. calls - 1 (its
+  // outputs in the arena and its inputs), when it has not had it: a page's
+  // first access costs a fault, on this kind of virtual machine about 2 us
+  // per 4 KiB page, i.e. a first call several times slower than the next.
+  // The regions outlive the shape, so what an earlier shape touched stays.
+  std::optional<WorkerVerdict> TouchPages(std::uint32_t calls, Deadline deadline) {
+    const std::uint64_t arena = std::min<std::uint64_t>(std::uint64_t{calls} * layout_->slot.bytes, arena_.size());
+    const std::uint64_t inputs = std::uint64_t{calls} * layout_->inputs.bytes;
+    if (arena <= arena_touched_ && inputs <= inputs_touched_) return std::nullopt;
+    arena_touched_ = std::max(arena_touched_, arena);
+    inputs_touched_ = std::max(inputs_touched_, inputs);
+    return worker_.Touch(arena_touched_, inputs_touched_, deadline);
+  }
+
+  // The first batch calls slots 0 .. sets - 1 on their input sets as drawn
+  // (nothing perturbed yet): their outputs are the first outputs, which go
+  // to `keep` (see FirstOutputs); without `keep` it calls slot 0 only. Its
+  // pages touched first, the batch's seconds per call are the estimate when
+  // it lasted kMinSampleSeconds; a faster kernel is called again, in
+  // batches on the same slots until kMinSampleSeconds have passed, and the
+  // estimate is taken from those (caches warm, as in a sample).
   Result<std::optional<WorkerVerdict>> WarmUp(Deadline deadline, FirstOutputs* keep) {
-    const auto sets = static_cast<std::uint32_t>(layout_->sets);
+    const auto first_calls = keep != nullptr ? static_cast<std::uint32_t>(layout_->sets) : 1U;
+    if (auto bad = TouchPages(first_calls, deadline)) return bad;
     double per_call = 0;
-    if (auto bad = Batch(sets, deadline, &per_call)) return bad;
+    if (auto bad = Batch(first_calls, deadline, &per_call)) return bad;
     if (keep != nullptr) {
-      for (std::uint32_t k = 0; k < sets; ++k) {
+      for (std::uint32_t k = 0; k < first_calls; ++k) {
         if (auto kept = KeepResults(k, *keep); !kept) return Fail(kept.error());
       }
     }
-    touched_ = sets;
+    if (per_call * first_calls >= kMinSampleSeconds) {
+      per_call_ = std::max(per_call, 1e-9);
+      return std::optional<WorkerVerdict>();
+    }
     // As few calls as make up a sample, on slots already called.
     const auto batch = static_cast<std::uint32_t>(
-        std::clamp<double>(std::ceil(kMinSampleSeconds / std::max(per_call, 1e-9)), 1, sets));
+        std::clamp<double>(std::ceil(kMinSampleSeconds / std::max(per_call, 1e-9)), 1, first_calls));
     double seconds = 0;
     std::uint32_t calls = 0;
     do {
@@ -244,15 +263,6 @@ class Timed {
     } while (seconds < kMinSampleSeconds && calls < kMaxWarmCalls);
     per_call_ = std::max(seconds / calls, 1e-9);
     return std::optional<WorkerVerdict>();
-  }
-  // Slots 0 .. calls - 1 called once, when some never were: their first
-  // call is slow (see WarmUp) and is not a sample.
-  std::optional<WorkerVerdict> Touch(std::uint32_t calls, Deadline deadline) {
-    if (calls <= touched_) return std::nullopt;
-    double per_call = 0;
-    if (auto bad = Batch(calls, deadline, &per_call)) return bad;
-    touched_ = calls;
-    return std::nullopt;
   }
   // Slots 0 .. calls - 1 prepared and called: *per_call.
   std::optional<WorkerVerdict> Batch(std::uint32_t calls, Deadline deadline, double* per_call) {
@@ -322,7 +332,7 @@ class Timed {
   double idle_cpu_ = 0, idle_wall_ = 0, busy_cpu_ = 0, busy_wall_ = 0;
   double prepare_s_ = 0;  // the supervisor's own work before samples
   double per_call_ = 1e-9;
-  std::uint32_t touched_ = 0;  // slots 0 .. touched_ - 1 were called
+  std::uint64_t arena_touched_ = 0, inputs_touched_ = 0;  // bytes of each region the worker has accessed
 };
 
 // How many calls each kernel's sample holds, so that both reach min_time
@@ -529,8 +539,8 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     FillSlots(layout, workers.inputs, std::max(cand_calls, ref_calls));
     layout_s += since(phase);
     phase = Clock::now();
-    if (auto bad = cand.Touch(cand_calls, deadline)) return stop(bad, "candidate");
-    if (auto bad = ref.Touch(std::max(cand_calls, ref_calls), deadline)) return stop(bad, "reference");
+    if (auto bad = cand.TouchPages(cand_calls, deadline)) return stop(bad, "candidate");
+    if (auto bad = ref.TouchPages(std::max(cand_calls, ref_calls), deadline)) return stop(bad, "reference");
     warmup_s += since(phase);
     // Interleaved: a change of machine load hits both kernels alike.
     std::int64_t flushes = 0;

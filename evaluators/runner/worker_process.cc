@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "evaluators/sandbox_args.h"
@@ -388,6 +389,24 @@ std::optional<WorkerVerdict> WorkerProcess::Layout(const std::vector<std::uint64
   const wp::Message message{wp::kLayout, static_cast<std::uint32_t>(args == 0 ? 0 : places.size() / args), args};
   if (auto failed = Send(&message, sizeof message, deadline)) return failed;
   return Send(places.data(), places.size() * sizeof(std::uint64_t), deadline);
+}
+
+std::optional<WorkerVerdict> WorkerProcess::Touch(std::uint64_t arena_bytes, std::uint64_t inputs_bytes,
+                                                  Deadline deadline) {
+  if (auto bad = Inspect()) return bad;
+  const auto pages = [](std::uint64_t bytes) {
+    return static_cast<std::uint32_t>(
+        std::min<std::uint64_t>((bytes + wp::kPageBytes - 1) / wp::kPageBytes, std::numeric_limits<std::uint32_t>::max()));
+  };
+  const wp::Message message{wp::kTouch, pages(arena_bytes), pages(inputs_bytes)};
+  if (auto failed = Send(&message, sizeof message, deadline)) return failed;
+  char byte = 0;
+  if (auto failed = AwaitByte(deadline, &byte)) return failed;
+  if (byte != wp::kDone) {
+    Kill();
+    return WorkerVerdict{Outcome::kRejected, "worker protocol violation: the kernel wrote on its control channel"};
+  }
+  return std::nullopt;
 }
 
 std::optional<WorkerVerdict> WorkerProcess::Run(std::uint32_t first, std::uint32_t calls, Deadline deadline,

@@ -71,6 +71,10 @@ class WorkerProcess {
   // The call slots (worker/protocol.h): `places` holds slots * args words.
   std::optional<WorkerVerdict> Layout(const std::vector<std::uint64_t>& places, std::uint32_t args,
                                       Deadline deadline);
+  // The worker's first access to the first `arena_bytes` of its arena and
+  // `inputs_bytes` of the inputs (worker/protocol.h, kTouch), outside any
+  // timed interval; returns once it is done.
+  std::optional<WorkerVerdict> Touch(std::uint64_t arena_bytes, std::uint64_t inputs_bytes, Deadline deadline);
   // Calls slots first .. first + calls - 1. On success *seconds is the wall
   // time from sending the request to its kDone, by the supervisor's clock.
   std::optional<WorkerVerdict> Run(std::uint32_t first, std::uint32_t calls, Deadline deadline, double* seconds);

@@ -11,9 +11,16 @@
 //                         argument's place in one call slot: kInputsRegion
 //                         | offset into the inputs, or an offset into the
 //                         arena (untimed);
+//                         a kTouch message: read one byte of every 4 KiB
+//                         page of the first b pages of the inputs, and
+//                         write one byte of the first a pages of the arena
+//                         back unchanged (untimed; a page's first access
+//                         in a process costs a fault, on a virtual machine
+//                         microseconds, which must not land in a sample);
 //                         a kRun message: call the slots first ..
 //                         first + count - 1 in order (timed);
-//   worker -> supervisor: kDone once every call of the run returned.
+//   worker -> supervisor: kDone once every call of the run returned, or
+//                         the pages were touched.
 // End of file on the socket ends the worker.
 //
 // Everything after kReady is written by a process that runs a kernel:
@@ -39,12 +46,13 @@ struct Hello {
   std::int32_t has_notify_fd = 0;
 };
 
-enum : std::uint32_t { kLayout = 1, kRun = 2 };
+enum : std::uint32_t { kLayout = 1, kRun = 2, kTouch = 3 };
+inline constexpr std::uint64_t kPageBytes = 4096;
 
 struct Message {
   std::uint32_t kind = 0;
-  std::uint32_t a = 0;  // kLayout: slots; kRun: first slot
-  std::uint32_t b = 0;  // kLayout: args per call; kRun: calls
+  std::uint32_t a = 0;  // kLayout: slots; kRun: first slot; kTouch: arena pages
+  std::uint32_t b = 0;  // kLayout: args per call; kRun: calls; kTouch: inputs pages
 };
 
 inline constexpr std::uint32_t kMaxSlots = 1u << 20;

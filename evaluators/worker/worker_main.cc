@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -167,6 +168,17 @@ int main(int argc, char** argv) {
         if (offset >= region.size) return 3;
         pointers[i] = region.data + offset;
       }
+    } else if (message.kind == kTouch) {
+      const std::uint64_t arena_bytes = std::min<std::uint64_t>(std::uint64_t{message.a} * kPageBytes, arena.size);
+      const std::uint64_t inputs_bytes = std::min<std::uint64_t>(std::uint64_t{message.b} * kPageBytes, inputs.size);
+      for (std::uint64_t at = 0; at < inputs_bytes; at += kPageBytes) {
+        (void)*static_cast<volatile const std::byte*>(inputs.data + at);
+      }
+      for (std::uint64_t at = 0; at < arena_bytes; at += kPageBytes) {
+        volatile std::byte* byte = arena.data + at;
+        *byte = *byte;
+      }
+      WriteAll(&kDone, 1);
     } else if (message.kind == kRun) {
       if (message.a > slots || message.b > slots - message.a) return 3;
       for (std::uint32_t slot = message.a; slot < message.a + message.b; ++slot) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include <doctest.h>
 
@@ -142,6 +143,77 @@ TEST_SUITE("compare") {
     auto truncated = CompareOutputs(job, dir / "ref.bin", dir / "short.bin", tolerance);
     REQUIRE_FALSE(truncated.has_value());
     CHECK(truncated.error().code() == ErrorCode::kCorruption);
+  }
+
+  TEST_CASE("long buffers: each element is judged the same wherever it falls in a block") {
+    // The comparisons test a block of elements at once and only look at
+    // elements one by one in a block that fails; this walks special
+    // elements over block edges and checks the verdict of the element test.
+    constexpr std::int64_t n = 10000;  // several blocks and a partial one
+    Job job;
+    JobShape shape;
+    shape.label = "n=10000";
+    JobArg y;
+    y.name = "y";
+    y.role = ArgRole::kOutput;
+    y.type = ScalarType::kF32;
+    y.count = n;
+    shape.args.push_back(y);
+    job.shapes.push_back(shape);
+    job.input_sets = 1;
+    const Tolerance tolerance{1e-3, 1e-6};
+    std::vector<float> reference(n);
+    for (std::int64_t i = 0; i < n; ++i) reference[i] = std::sin(0.01f * static_cast<float>(i)) + 2.0f;
+    const OutputSegment segment{0, 0, 0, 0, n * sizeof(float)};
+    const auto bytes = [](const std::vector<float>& v) { return reinterpret_cast<const std::byte*>(v.data()); };
+    const auto verdict = [&](const std::vector<float>& expected, const std::vector<float>& actual) {
+      OutputComparer comparer(job, tolerance);
+      comparer.Add(segment, bytes(expected), bytes(actual));
+      return comparer.Finish();
+    };
+    for (const std::int64_t at : {std::int64_t{0}, std::int64_t{7}, std::int64_t{2047}, std::int64_t{2048},
+                                  std::int64_t{4100}, n - 1}) {
+      CAPTURE(at);
+      std::vector<float> close = reference;
+      for (auto& v : close) v *= 1.0002f;  // inside rtol everywhere, and inside the L2 bound
+      CHECK(verdict(reference, close).ok);
+      CHECK(FirstMismatch(ScalarType::kF32, bytes(close), bytes(reference), n, tolerance) == -1);
+
+      std::vector<float> off = close;
+      off[at] = reference[at] * 1.01f;  // one element out of tolerance
+      auto one = verdict(reference, off);
+      CHECK_FALSE(one.ok);
+      REQUIRE(one.worst.size() == 1);
+      CHECK(one.worst[0].index == at);
+      CHECK(FirstMismatch(ScalarType::kF32, bytes(off), bytes(reference), n, tolerance) == at);
+
+      std::vector<float> nan = close;
+      nan[at] = std::nanf("");
+      CHECK(FirstMismatch(ScalarType::kF32, bytes(nan), bytes(reference), n, tolerance) == at);
+      CHECK(verdict(reference, nan).worst.at(0).index == at);
+
+      // A non-finite reference element: only the same value passes.
+      std::vector<float> special = reference;
+      special[at] = std::numeric_limits<float>::infinity();
+      std::vector<float> same = close;
+      same[at] = special[at];
+      CHECK(verdict(special, same).ok);
+      CHECK(FirstMismatch(ScalarType::kF32, bytes(same), bytes(special), n, tolerance) == -1);
+      std::vector<float> finite = close;  // a finite answer where infinity was expected
+      CHECK(FirstMismatch(ScalarType::kF32, bytes(finite), bytes(special), n, tolerance) == at);
+      CHECK_FALSE(verdict(special, finite).ok);
+      special[at] = std::nanf("");
+      same[at] = std::nanf("");
+      CHECK(verdict(special, same).ok);
+      CHECK(FirstMismatch(ScalarType::kF32, bytes(same), bytes(special), n, tolerance) == -1);
+    }
+    // Every element inside its own tolerance, but all of it spent: the L2 bound fails.
+    std::vector<float> spent = reference;
+    for (auto& v : spent) v *= 1.0009f;
+    const auto l2 = verdict(reference, spent);
+    CHECK_FALSE(l2.ok);
+    CHECK(l2.worst.empty());
+    CHECK(l2.reason.find("relative L2 error") == 0);
   }
 
   TEST_CASE("a near-constant reference output is refused") {
