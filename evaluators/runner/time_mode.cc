@@ -227,7 +227,19 @@ class Timed {
     if (arena <= arena_touched_ && inputs <= inputs_touched_) return std::nullopt;
     arena_touched_ = std::max(arena_touched_, arena);
     inputs_touched_ = std::max(inputs_touched_, inputs);
-    return worker_.Touch(arena_touched_, inputs_touched_, deadline);
+    // The worker's CPU time while it touches is its own work, not idle
+    // time: what it used before counts as idle, the touch itself as neither.
+    const double cpu_before = worker_.CpuSeconds();
+    if (last_cpu_ >= 0 && cpu_before >= 0) {
+      idle_cpu_ += cpu_before - last_cpu_;
+      idle_wall_ += std::chrono::duration<double>(Clock::now() - last_end_).count();
+    }
+    if (auto bad = worker_.Touch(arena_touched_, inputs_touched_, deadline)) return bad;
+    if (last_cpu_ >= 0) {
+      last_end_ = Clock::now();
+      last_cpu_ = worker_.CpuSeconds();
+    }
+    return std::nullopt;
   }
 
   // The first batch calls slots 0 .. sets - 1 on their input sets as drawn
