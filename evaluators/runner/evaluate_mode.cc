@@ -96,6 +96,7 @@ Status Run(const Job& job, JobResult& result, bool check) {
   const double inputs_ms = since(phase);
   if (!prepared) return Fail(prepared.error());
   PinToOneCore(job);
+  phase = Clock::now();
   const TimingSizes sizes = TimingSizesOf(timed);
   auto inputs = SharedRegion::Create("kestrel-inputs", sizes.inputs, true);
   if (!inputs) return Fail(inputs.error());
@@ -105,6 +106,7 @@ Status Run(const Job& job, JobResult& result, bool check) {
   auto reference_arena = SharedRegion::Create("kestrel-arena", sizes.arena, false);
   if (!reference_arena) return Fail(reference_arena.error());
 
+  const double regions_ms = since(phase);
   std::optional<Stop> stop;
   phase = Clock::now();
   auto workers = StartWorkers(job, *candidate_arena, *reference_arena, *inputs, stop);
@@ -127,8 +129,11 @@ Status Run(const Job& job, JobResult& result, bool check) {
     auto checked = CheckOutputs(job, *prepared, *candidate, *candidate_arena, reference_outputs->data(), result, summary);
     if (!checked) return Fail(checked.error());
     if (*checked) return Finish(result, *checked, "checking outputs", {reference, candidate});
-    std::printf("supervisor: inputs %s %.1f ms, workers started in %.1f ms, outputs checked in %.1f ms\n",
-                job.inputs_file.empty() ? "drawn in" : "mapped in", inputs_ms, start_ms, since(phase));
+    std::printf("supervisor: inputs %s %.1f ms, shared regions (%.0f MB) made in %.1f ms, workers started in %.1f ms, "
+                "outputs checked in %.1f ms\n",
+                job.inputs_file.empty() ? "drawn in" : "mapped in", inputs_ms,
+                static_cast<double>(inputs->size() + candidate_arena->size() + reference_arena->size()) / (1 << 20),
+                regions_ms, start_ms, since(phase));
     if (summary.wrong) return Finish(result, std::nullopt, "", {reference, candidate});
   }
   auto timing = TimeShapes(timed, *prepared, {*candidate, *candidate_arena, *reference, *reference_arena, *inputs}, result);
