@@ -28,9 +28,10 @@ struct Section {
 
 bool StartsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 bool IsCodeSection(std::string_view name) { return name == ".text" || StartsWith(name, ".text."); }
+// .nv_fatbin: a CUDA build's device code (the cubin inside a fatbin).
 bool IsDataSection(std::string_view name) {
   return name == ".rodata" || StartsWith(name, ".rodata.") || name == ".data" || StartsWith(name, ".data.") ||
-         name == ".bss" || StartsWith(name, ".bss.");
+         name == ".bss" || StartsWith(name, ".bss.") || name == ".nv_fatbin";
 }
 bool IsHex(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {

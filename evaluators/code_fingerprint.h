@@ -15,7 +15,10 @@
 //     operand as the section and offset it reaches (`.rodata+0x8`), with
 //     the symbol it names when it names one exactly (`.got+0x8 <expf@...>`);
 //   - the contents of the data sections (.rodata*, .data*, and .bss's size),
-//     so that code loading a different constant is different code.
+//     so that code loading a different constant is different code;
+//   - for a CUDA build, the device code: the .nv_fatbin section's bytes
+//     (the cubin nvcc embeds; the same for sources that differ only in a
+//     comment or a file name, checked with nvcc 12).
 // A difference the normalization cannot see through (a reordered constant
 // pool, a changed line number in an assert message) gives two hashes: the
 // fingerprint may miss a twin, never invent one.

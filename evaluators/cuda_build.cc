@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evaluators/code_fingerprint.h"
 #include "evaluators/compiler.h"
 #include "evaluators/cuda_evaluator.h"
 #include "evaluators/job.h"
@@ -110,6 +111,7 @@ BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, con
       BuildResult cached;
       cached.ok = true;
       cached.library = library;
+      cached.code_hash = CodeFingerprint(library);
       return cached;
     }
     std::ofstream(dir / "kernel.cu", std::ios::binary | std::ios::trunc) << candidate.source;
@@ -123,7 +125,12 @@ BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, con
     request.library = library;
     request.timeout_s = timeout_s;
     request.executor = std::move(executor);
-    return CompileCudaLibrary(request);
+    BuildResult built = CompileCudaLibrary(request);
+    // The host code and data as for a cpu build, and the device code: the
+    // fatbin (.nv_fatbin, a data section to the fingerprint) holds the
+    // cubin, the same bytes for two builds of the same code.
+    if (built.ok) built.code_hash = CodeFingerprint(library);
+    return built;
   } catch (const std::exception& e) {
     BuildResult failed;
     failed.log = std::string("error: cannot build: ") + e.what() + "\n";

@@ -13,6 +13,9 @@
 
 #include <dlfcn.h>
 
+#include <set>
+#include <string>
+
 #include <doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -99,6 +102,7 @@ TEST_SUITE("cuda_evaluator") {
     std::size_t builds = 0;
     for (const auto& knob : *knobs) builds = std::max(builds, knob.values.size());
     CHECK(builds == 4);
+    std::set<std::string> hashes;
     for (std::size_t b = 0; b < builds; ++b) {
       KnobValues values;
       for (const auto& knob : *knobs) values[knob.name] = knob.values[b % knob.values.size()];
@@ -107,6 +111,18 @@ TEST_SUITE("cuda_evaluator") {
       CAPTURE(label);
       const BuildResult build = Build(task, task.seeds.at(0).text, values, "softmax_seed_" + std::to_string(b));
       CheckExportsEntry(build);
+      // Every build here sets BLOCK differently: different code, so a different hash.
+      CHECK(build.code_hash.size() == 64);
+      CHECK(hashes.insert(build.code_hash).second);
+      if (b == 0) {
+        // The same code written differently (a comment, built in another
+        // folder) is the same code; the hash comes again from a kept build.
+        const BuildResult twin = Build(task, "// the same kernel, with a comment\n" + task.seeds.at(0).text, values,
+                                       "softmax_seed_twin");
+        REQUIRE_MESSAGE(twin.ok, twin.log);
+        CHECK(twin.code_hash == build.code_hash);
+        CHECK(Build(task, task.seeds.at(0).text, values, "softmax_seed_0").code_hash == build.code_hash);
+      }
     }
   }
 
