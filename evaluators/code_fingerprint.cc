@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <vector>
@@ -231,6 +232,32 @@ std::string CodeFingerprint(const std::filesystem::path& library) {
     return normalized.empty() ? "" : Sha256Hex(normalized);
   } catch (...) {
     return "";  // a fingerprint is a saving, never a reason to fail a build
+  }
+}
+
+std::string FolderFingerprint(const std::filesystem::path& folder) {
+  constexpr std::size_t kMaxFiles = 64;
+  try {
+    std::vector<std::filesystem::path> elves;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+      if (!entry.is_regular_file() || entry.is_symlink()) continue;
+      char magic[4] = {};
+      std::ifstream in(entry.path(), std::ios::binary);
+      if (!in.read(magic, sizeof magic) || std::string_view(magic, 4) != "\x7f" "ELF") continue;
+      if (elves.size() == kMaxFiles) return "";
+      elves.push_back(entry.path().lexically_relative(folder));
+    }
+    if (elves.empty()) return "";
+    std::sort(elves.begin(), elves.end());
+    std::string text;
+    for (const auto& elf : elves) {
+      const std::optional<std::string> dump = ObjdumpText(folder / elf);
+      if (!dump) return "";
+      text += "file " + elf.generic_string() + "\n" + NormalizeDisassembly(*dump);
+    }
+    return Sha256Hex(text);
+  } catch (...) {
+    return "";  // as CodeFingerprint: a saving, never a reason to fail a build
   }
 }
 

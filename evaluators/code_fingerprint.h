@@ -50,4 +50,12 @@ std::optional<std::string> ObjdumpText(const std::filesystem::path& library);
 // than it may, or finds no kernel function: unknown, never an error.
 std::string CodeFingerprint(const std::filesystem::path& library);
 
+// The code fingerprint of what a build command left in `folder` (the
+// command evaluator's build folder): every ELF file in it (executables,
+// shared objects, object files; at most 64, any depth), each normalized as
+// above and named by its path in the folder, hashed together. Empty when
+// the folder holds no ELF file (a Python kernel: its source is its code),
+// or when one cannot be read: unknown, never an error.
+std::string FolderFingerprint(const std::filesystem::path& folder);
+
 }  // namespace kestrel

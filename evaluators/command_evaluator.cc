@@ -20,6 +20,7 @@
 #include "core/hidden_shapes.h"
 #include "evaluators/command_answer.h"
 #include "evaluators/build_cache.h"
+#include "evaluators/code_fingerprint.h"
 #include "evaluators/compiler.h"
 #include "evaluators/removed_at_end.h"
 #include "evaluators/subprocess.h"
@@ -261,6 +262,9 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
   result.ok = ran->Succeeded();
   result.log = result.ok ? ran->log
                          : "build command " + ran->Describe(options_.build_timeout_s) + "\n" + TrimCompilerLog(ran->log);
+  // What the build left, when it is machine code (a C harness and kernel):
+  // two candidates that build to the same code are timed once (same_code).
+  if (result.ok) result.code_hash = FolderFingerprint(dir);
   return result;
 }
 

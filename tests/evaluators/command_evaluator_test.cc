@@ -156,6 +156,26 @@ TEST_SUITE("command_evaluator") {
     CHECK(fast.speedup > 1.25 * slow.speedup);
   }
 
+  TEST_CASE("a build that leaves machine code has a code hash: the same for the same code, not for other code") {
+    Evaluator& evaluator = Example();
+    const std::string seed = ExampleTask().seeds.at(0).text;
+    const auto build = [&](const std::string& source, KnobValues knobs) {
+      const BuildResult built = evaluator.Build(Candidate{source, std::move(knobs), evaluator.Toolchain(), evaluator.Flags()});
+      REQUIRE_MESSAGE(built.ok, built.log);
+      return built.code_hash;
+    };
+    const KnobValues plain = {{"TABLE", "0"}, {"FLOAT", "0"}, {"UNROLL", "1"}};
+    const std::string hash = build(seed, plain);
+    CHECK(hash.size() == 64);
+    // Another source text (so another build folder) that compiles to the same code.
+    CHECK(build("/* the same kernel, with a comment */\n" + seed, plain) == hash);
+    // Each knob here changes the code.
+    CHECK(build(seed, {{"TABLE", "1"}, {"FLOAT", "0"}, {"UNROLL", "1"}}) != hash);
+    CHECK(build(seed, {{"TABLE", "0"}, {"FLOAT", "1"}, {"UNROLL", "1"}}) != hash);
+    // No build step, nothing but the source: unknown, not a hash of the text.
+    CHECK(Fake().Build(Candidate{"/* measured */", {}, Fake().Toolchain(), {}}).code_hash.empty());
+  }
+
   TEST_CASE("the example's harness catches a wrong kernel and a compile error") {
     const Measurement wrong = EvalExample(
         "#include <stdint.h>\nvoid poly(const float* x, float* y, int64_t n) { for (int64_t i = 0; i < n; ++i) y[i] = 1; }\n");
