@@ -6,6 +6,8 @@
 
 #include <doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "scale_task.h"
@@ -76,6 +78,28 @@ TEST_SUITE("code_fingerprint") {
     }
     SUBCASE("another loop") { CHECK(HashOf(kOtherLoop, "1", "1") != base); }
     SUBCASE("the build cache keeps the fingerprint with the artifact") { CHECK(HashOf(kKernel, "1", "1") == base); }
+  }
+
+  TEST_CASE("a build folder's fingerprint: its ELF files by name; none without one") {
+    Evaluator& evaluator = Shared();
+    const BuildResult build = evaluator.Build(
+        Candidate{kKernel, {{"UNUSED", "1"}, {"OFFSET", "1"}}, evaluator.Toolchain(), evaluator.Flags()});
+    REQUIRE_MESSAGE(build.ok, build.log);
+    testing::TempDir one, two;
+    std::filesystem::copy_file(build.library, one / "kernel.so");
+    std::filesystem::copy_file(build.library, two / "kernel.so");
+    std::ofstream(one / "kernel.c") << "/* a source, not machine code */";
+    std::ofstream(one / "notes.txt") << "anything else";
+    const std::string hash = FolderFingerprint(one.path());
+    CHECK(hash.size() == 64);
+    CHECK(FolderFingerprint(two.path()) == hash);  // the text files are not code
+    std::filesystem::create_directory(two / "lib");
+    std::filesystem::rename(two / "kernel.so", two / "lib" / "kernel.so");
+    CHECK(FolderFingerprint(two.path()) != hash);  // named by its place in the folder
+    testing::TempDir text;
+    std::ofstream(text / "kernel.py") << "def kernel(): pass\n";
+    CHECK(FolderFingerprint(text.path()).empty());
+    CHECK(FolderFingerprint(text / "missing").empty());
   }
 
   TEST_CASE("normalization: no addresses, no padding, symbols in name order, targets by name") {
