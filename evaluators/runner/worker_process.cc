@@ -391,17 +391,15 @@ std::optional<WorkerVerdict> WorkerProcess::Layout(const std::vector<std::uint64
   return Send(places.data(), places.size() * sizeof(std::uint64_t), deadline);
 }
 
-std::optional<WorkerVerdict> WorkerProcess::Touch(std::uint64_t arena_bytes, std::uint64_t inputs_bytes,
-                                                  Deadline deadline) {
+std::optional<WorkerVerdict> WorkerProcess::Request(std::uint32_t kind, std::uint32_t a, std::uint32_t b,
+                                                    Deadline deadline, double* seconds) {
   if (auto bad = Inspect()) return bad;
-  const auto pages = [](std::uint64_t bytes) {
-    return static_cast<std::uint32_t>(
-        std::min<std::uint64_t>((bytes + wp::kPageBytes - 1) / wp::kPageBytes, std::numeric_limits<std::uint32_t>::max()));
-  };
-  const wp::Message message{wp::kTouch, pages(arena_bytes), pages(inputs_bytes)};
+  const wp::Message message{kind, a, b};
+  const auto start = Clock::now();
   if (auto failed = Send(&message, sizeof message, deadline)) return failed;
   char byte = 0;
   if (auto failed = AwaitByte(deadline, &byte)) return failed;
+  if (seconds != nullptr) *seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (byte != wp::kDone) {
     Kill();
     return WorkerVerdict{Outcome::kRejected, "worker protocol violation: the kernel wrote on its control channel"};
@@ -409,20 +407,18 @@ std::optional<WorkerVerdict> WorkerProcess::Touch(std::uint64_t arena_bytes, std
   return std::nullopt;
 }
 
+std::optional<WorkerVerdict> WorkerProcess::Touch(std::uint64_t arena_bytes, std::uint64_t inputs_bytes,
+                                                  Deadline deadline) {
+  const auto pages = [](std::uint64_t bytes) {
+    return static_cast<std::uint32_t>(
+        std::min<std::uint64_t>((bytes + wp::kPageBytes - 1) / wp::kPageBytes, std::numeric_limits<std::uint32_t>::max()));
+  };
+  return Request(wp::kTouch, pages(arena_bytes), pages(inputs_bytes), deadline, nullptr);
+}
+
 std::optional<WorkerVerdict> WorkerProcess::Run(std::uint32_t first, std::uint32_t calls, Deadline deadline,
                                                 double* seconds) {
-  if (auto bad = Inspect()) return bad;
-  const wp::Message message{wp::kRun, first, calls};
-  const auto start = Clock::now();
-  if (auto failed = Send(&message, sizeof message, deadline)) return failed;
-  char byte = 0;
-  if (auto failed = AwaitByte(deadline, &byte)) return failed;
-  *seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (byte != wp::kDone) {
-    Kill();
-    return WorkerVerdict{Outcome::kRejected, "worker protocol violation: the kernel wrote on its control channel"};
-  }
-  return std::nullopt;
+  return Request(wp::kRun, first, calls, deadline, seconds);
 }
 
 }  // namespace kestrel::runner

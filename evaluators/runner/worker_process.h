@@ -94,6 +94,10 @@ class WorkerProcess {
   std::optional<WorkerVerdict> AwaitHello(Deadline deadline);
   std::optional<WorkerVerdict> AwaitByte(Deadline deadline, char* byte);
   std::optional<WorkerVerdict> Send(const void* data, std::size_t bytes, Deadline deadline);
+  // Sends a kRun or kTouch message and waits for its kDone; *seconds (when
+  // not null) is the wall time from sending to kDone.
+  std::optional<WorkerVerdict> Request(std::uint32_t kind, std::uint32_t a, std::uint32_t b, Deadline deadline,
+                                       double* seconds);
   std::optional<WorkerVerdict> TimedOut();
   std::optional<WorkerVerdict> Ended();
   std::optional<WorkerVerdict> Notified();
