@@ -70,7 +70,7 @@ class Islands final : public Strategy {
       : count_(config.islands),
         interval_(config.migration_interval),
         index_({config.exploration, config.subtree_weight}, config.islands,
-               [this](NodeId id, std::vector<int>& islands) { IslandsOf(id, islands); }) {}
+               [this](NodeId id, std::vector<int>& islands) { IslandsOf(id, islands); }, true) {}
   // The index asks this strategy for membership: not to be copied.
   Islands(const Islands&) = delete;
   Islands& operator=(const Islands&) = delete;
@@ -169,11 +169,18 @@ class Islands final : public Strategy {
   }
 
   // Gives each node added since the last call its home island, ancestors
-  // first (they are usually homed already).
+  // first.
   void Assign(const SearchGraph& graph) {
+    if (assigned_ == 0) home_.reserve(graph.NodeCount() + graph.NodeCount() / 8);
     for (; assigned_ < graph.NodeCount(); ++assigned_) {
       const NodeId id = graph.NodeAt(assigned_).id;
       if (home_.contains(id)) continue;
+      // A parent comes before its child in insertion order, so it is
+      // usually homed already: one step, not the whole lineage.
+      if (const auto parent = graph.FirstParent(id); parent && home_.contains(*parent)) {
+        home_[id] = TakeWaiting(*parent);
+        continue;
+      }
       const std::vector<NodeId> lineage = graph.Lineage(id);
       for (std::size_t i = 0; i < lineage.size(); ++i) {
         if (home_.contains(lineage[i])) continue;

@@ -18,8 +18,11 @@ bool Slower(const std::pair<double, NodeId>& a, const std::pair<double, NodeId>&
 
 }  // namespace
 
-UcbIndex::UcbIndex(UcbWeights weights, int group_count, Membership membership)
-    : weights_(weights), membership_(std::move(membership)), groups_(static_cast<std::size_t>(group_count)) {
+UcbIndex::UcbIndex(UcbWeights weights, int group_count, Membership membership, bool keep_fastest)
+    : weights_(weights),
+      membership_(std::move(membership)),
+      keep_fastest_(keep_fastest),
+      groups_(static_cast<std::size_t>(group_count)) {
   KESTREL_CHECK(group_count >= 1, "a UcbIndex needs a group");
 }
 
@@ -57,7 +60,7 @@ void UcbIndex::Enter(Group& group, NodeId id, const Entry& entry) {
   group.by_expansions[entry.expansions].insert({-Q(entry), id});
   group.total_expansions += entry.expansions;
   Push(group, &Group::lineages, entry.lineage, id);
-  if (group.speedups_kept) Push(group, &Group::speedups, entry.own, id);
+  if (keep_fastest_) Push(group, &Group::speedups, entry.own, id);
 }
 
 void UcbIndex::Leave(Group& group, NodeId id, const Entry& entry) {
@@ -80,7 +83,7 @@ void UcbIndex::Replace(NodeId id, const Entry& entry) {
       group.total_expansions += entry.expansions - old.expansions;
     }
     if (old.lineage != entry.lineage) Push(group, &Group::lineages, entry.lineage, id);
-    if (old.own != entry.own && group.speedups_kept) Push(group, &Group::speedups, entry.own, id);
+    if (old.own != entry.own && keep_fastest_) Push(group, &Group::speedups, entry.own, id);
   }
 }
 
@@ -99,7 +102,7 @@ void UcbIndex::Rebuild(Group& group) {
     for (const auto& [q, id] : set) {
       const Entry* entry = Find(id);
       group.lineages.emplace_back(entry->lineage, id);
-      if (group.speedups_kept) group.speedups.emplace_back(entry->own, id);
+      if (keep_fastest_) group.speedups.emplace_back(entry->own, id);
     }
   }
   std::make_heap(group.lineages.begin(), group.lineages.end(), LowerLineage);
@@ -134,7 +137,9 @@ void UcbIndex::Join(NodeId id, int group) {
   if (const Entry* entry = Find(id); entry != nullptr) Enter(groups_[static_cast<std::size_t>(group)], id, *entry);
 }
 
-void UcbIndex::Reset() { *this = UcbIndex(weights_, static_cast<int>(groups_.size()), std::move(membership_)); }
+void UcbIndex::Reset() {
+  *this = UcbIndex(weights_, static_cast<int>(groups_.size()), std::move(membership_), keep_fastest_);
+}
 
 void UcbIndex::Fold(const SearchGraph& graph, NodeId id, double speedup) {
   subtree_.Fold(graph, id, speedup, [this](NodeId raised, double best) {
@@ -190,12 +195,14 @@ void UcbIndex::Build(const SearchGraph& graph, const std::function<bool(NodeId)>
       group.total_expansions += entry.expansions;
       keys[static_cast<std::size_t>(index)].push_back({entry.expansions, {-Q(entry), node.id}});
       group.lineages.emplace_back(entry.lineage, node.id);
+      if (keep_fastest_) group.speedups.emplace_back(entry.own, node.id);
     }
   }
   for (std::size_t index = 0; index < groups_.size(); ++index) {
     Group& group = groups_[index];
     std::sort(keys[index].begin(), keys[index].end());
     std::make_heap(group.lineages.begin(), group.lineages.end(), LowerLineage);
+    std::make_heap(group.speedups.begin(), group.speedups.end(), Slower);
     for (const auto& [expansions, key] : keys[index]) {
       std::set<Key>& set = group.by_expansions[expansions];
       set.insert(set.end(), key);
@@ -206,13 +213,10 @@ void UcbIndex::Build(const SearchGraph& graph, const std::function<bool(NodeId)>
 
 std::optional<NodeId> UcbIndex::Fastest(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted,
                                         int index) {
+  KESTREL_CHECK(keep_fastest_, "Fastest of a UcbIndex that does not keep it");
   Catch(graph, exhausted);
   Group& group = groups_[static_cast<std::size_t>(index)];
   if (group.count == 0) return std::nullopt;
-  if (!group.speedups_kept) {
-    group.speedups_kept = true;
-    Rebuild(group);
-  }
   for (;;) {
     const auto& [speedup, id] = group.speedups.front();
     if (const Entry* entry = Find(id); entry != nullptr && entry->own == speedup) return id;

@@ -44,8 +44,10 @@ class UcbIndex {
   using Membership = std::function<void(NodeId id, std::vector<int>& groups)>;
 
   // One group of every expandable node (graph-ucb).
-  explicit UcbIndex(UcbWeights weights) : UcbIndex(weights, 1, nullptr) {}
-  UcbIndex(UcbWeights weights, int group_count, Membership membership);
+  explicit UcbIndex(UcbWeights weights) : UcbIndex(weights, 1, nullptr, false) {}
+  // `group_count` groups, each node in those `membership` names; with
+  // `keep_fastest`, each group's fastest member too (Fastest).
+  UcbIndex(UcbWeights weights, int group_count, Membership membership, bool keep_fastest);
 
   // Brings the index up to date with `graph`, then the expandable node of
   // `group` of highest score; nullopt when the group has none. `exhausted`
@@ -53,8 +55,8 @@ class UcbIndex {
   std::optional<NodeId> Select(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted,
                                std::mt19937_64& rng, int group = 0);
   // Brings the index up to date, then the fastest expandable node of `group`
-  // (ties: lower id); nullopt when it has none. The first call per group
-  // collects its members once; later ones cost O(log n) amortized.
+  // (ties: lower id); nullopt when it has none. O(log n) amortized; only for
+  // an index that keeps the fastest.
   std::optional<NodeId> Fastest(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted, int group);
   // The membership now also puts `id` in `group`: it enters that group's
   // sets if it is expandable (else it enters them when it becomes so).
@@ -79,8 +81,7 @@ class UcbIndex {
   struct Group {
     std::map<int, std::set<Key>> by_expansions;
     std::vector<Ranked> lineages;  // (max(s, v), node): s* is the top
-    std::vector<Ranked> speedups;  // (s, node), lower id first on ties
-    bool speedups_kept = false;    // since the first Fastest
+    std::vector<Ranked> speedups;  // (s, node), lower id first on ties; kept with keep_fastest_
     std::size_t count = 0;         // members with an entry
     double total_expansions = 0;   // E
   };
@@ -109,11 +110,12 @@ class UcbIndex {
   // has members.
   double TopLineage(Group& group);
   void Push(Group& group, std::vector<Ranked> Group::*heap, double value, NodeId id);
-  // Both heaps anew from the group's sets (mostly stale, or Fastest's first).
+  // Both heaps anew from the group's sets (when mostly stale).
   void Rebuild(Group& group);
 
   UcbWeights weights_;
   Membership membership_;
+  bool keep_fastest_;
   std::vector<int> groups_buffer_;
   std::size_t seen_ = 0;     // nodes read, a prefix of the insertion order
   std::size_t journal_ = 0;  // changes read
