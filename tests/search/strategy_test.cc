@@ -705,6 +705,43 @@ TEST_SUITE("strategy: islands") {
     CHECK(std::set<NodeId>{chosen[0], chosen[2]} == std::set<NodeId>{1, 4});
   }
 
+  TEST_CASE("a restored state whose guests repeat an island or name the home reads them as the set of islands") {
+    Simulation simulation = TwoSeeds();
+    auto strategy = Make(IslandConfig(3, 4));
+    std::mt19937_64 rng(8);
+    for (int i = 0; i < 12; ++i) simulation.Step(*strategy, rng);
+    // The fastest homed node, which its home island chooses on its turn, a guest
+    // of the next island; the hand-edited copy lists that island twice and the home.
+    nlohmann::json clean = strategy->SaveState();
+    NodeId fastest = 1;
+    int home = -1;
+    for (const auto& pair : clean.at("home")) {
+      const NodeId id = pair[0].get<NodeId>();
+      if (home < 0 || *simulation.graph().Node(id).speedup > *simulation.graph().Node(fastest).speedup) {
+        fastest = id;
+        home = pair[1].get<int>();
+      }
+    }
+    const int next = (home + 1) % 3;
+    clean["guests"] = nlohmann::json::array({nlohmann::json::array({fastest, nlohmann::json::array({next})})});
+    nlohmann::json edited = clean;
+    edited["guests"] = nlohmann::json::array({nlohmann::json::array({fastest, nlohmann::json::array({home, next, next})})});
+    auto from_clean = Make(IslandConfig(3, 4));
+    auto from_edited = Make(IslandConfig(3, 4));
+    REQUIRE(from_clean->RestoreState(clean));
+    REQUIRE(from_edited->RestoreState(edited));
+    std::mt19937_64 rng_a(2), rng_b(2);
+    int chosen_fastest = 0;
+    for (int i = 0; i < 40; ++i) {
+      const auto a = from_clean->Select(simulation.graph(), rng_a);
+      REQUIRE(a == from_edited->Select(simulation.graph(), rng_b));
+      REQUIRE(a.has_value());
+      chosen_fastest += *a == fastest;
+      simulation.Expand(*a);
+    }
+    CHECK(chosen_fastest > 0);
+  }
+
   TEST_CASE("the incremental islands choose as their full scan does, through migrations, exhaustion and a resume") {
     // Each selection against the definition over every expandable node (a
     // brute-force scan of the saved homes and guests), on a search that adds
