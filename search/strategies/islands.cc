@@ -8,20 +8,24 @@
 //   members:   island i = the nodes whose home is i, plus guests that
 //              migrated to i (a node may belong to several islands).
 //   Select:    the next island in turn that has an expandable member; in it,
-//              the member with the highest graph-ucb score (PickByUcb over
-//              that island's members only).
+//              the member with the highest graph-ucb score (PickByUcb's over
+//              that island's members only, kept by a UcbIndex with one group
+//              per island, so nothing is rescanned).
 //   migration: after every `migration_interval`-th selection, the fastest
-//              expandable member of each island i becomes a guest of island
-//              (i + 1) mod N (all bests are taken before any moves).
+//              expandable member of each island i (ties: lower id) becomes a
+//              guest of island (i + 1) mod N (all bests are taken before any
+//              moves).
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "search/strategies/strategies.h"
+#include "search/strategies/ucb_index.h"
 
 namespace kestrel::strategies {
 namespace {
@@ -65,26 +69,22 @@ class Islands final : public Strategy {
   explicit Islands(const StrategyConfig& config)
       : count_(config.islands),
         interval_(config.migration_interval),
-        weights_{config.exploration, config.subtree_weight} {}
+        index_({config.exploration, config.subtree_weight}, config.islands,
+               [this](NodeId id, std::vector<int>& islands) { IslandsOf(id, islands); }, true) {}
+  // The index asks this strategy for membership: not to be copied.
+  Islands(const Islands&) = delete;
+  Islands& operator=(const Islands&) = delete;
 
   std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) override {
     Assign(graph);
-    subtree_.Update(graph);
-    std::vector<std::vector<NodeId>> members(static_cast<std::size_t>(count_));
-    for (NodeId id : Expandable(graph)) {
-      members[static_cast<std::size_t>(home_.at(id))].push_back(id);
-      if (const auto guest = guests_.find(id); guest != guests_.end()) {
-        for (int island : guest->second) members[static_cast<std::size_t>(island)].push_back(id);
-      }
-    }
+    const std::function<bool(NodeId)> exhausted = [this](NodeId id) { return IsExhausted(id); };
     for (int step = 0; step < count_; ++step) {
       const int island = static_cast<int>((next_ + step) % count_);
-      const auto& candidates = members[static_cast<std::size_t>(island)];
-      if (candidates.empty()) continue;
-      const NodeId chosen = PickByUcb(graph, candidates, subtree_, weights_, rng);
+      const auto chosen = index_.Select(graph, exhausted, rng, island);
+      if (!chosen) continue;
       next_ = (island + 1) % count_;
-      waiting_[chosen].push_back(island);
-      if (++selections_ % interval_ == 0) Migrate(graph, members);
+      waiting_[*chosen].push_back(island);
+      if (++selections_ % interval_ == 0) Migrate(graph);
       return chosen;
     }
     return std::nullopt;
@@ -148,26 +148,45 @@ class Islands final : public Strategy {
     next_ = counters[0];
     selections_ = counters[1];
     roots_ = counters[2];
-    subtree_ = SubtreeBest();  // derived from the graph; rebuilt by the next Select
+    index_.Reset();  // derived from the graph and the homes; rebuilt by the next Select
     assigned_ = 0;
     return {};
   }
 
+ protected:
+  void Exhausted(NodeId id) override { index_.Drop(id); }
+
  private:
+  // A node's islands: its home, then those it migrated to (each once, should
+  // a restored state list one twice).
+  void IslandsOf(NodeId id, std::vector<int>& islands) const {
+    islands.push_back(home_.at(id));
+    const auto guest = guests_.find(id);
+    if (guest == guests_.end()) return;
+    for (int island : guest->second) {
+      if (std::find(islands.begin(), islands.end(), island) == islands.end()) islands.push_back(island);
+    }
+  }
+
   // Gives each node added since the last call its home island, ancestors
-  // first (they are usually homed already).
+  // first.
   void Assign(const SearchGraph& graph) {
-    if (graph.NodeCount() <= assigned_) return;
-    const std::vector<NodeId> ids = graph.Nodes();
-    for (std::size_t index = assigned_; index < ids.size(); ++index) {
-      if (home_.contains(ids[index])) continue;
-      const std::vector<NodeId> lineage = graph.Lineage(ids[index]);
+    if (assigned_ == 0) home_.reserve(graph.NodeCount() + graph.NodeCount() / 8);
+    for (; assigned_ < graph.NodeCount(); ++assigned_) {
+      const NodeId id = graph.NodeAt(assigned_).id;
+      if (home_.contains(id)) continue;
+      // A parent comes before its child in insertion order, so it is
+      // usually homed already: one step, not the whole lineage.
+      if (const auto parent = graph.FirstParent(id); parent && home_.contains(*parent)) {
+        home_[id] = TakeWaiting(*parent);
+        continue;
+      }
+      const std::vector<NodeId> lineage = graph.Lineage(id);
       for (std::size_t i = 0; i < lineage.size(); ++i) {
         if (home_.contains(lineage[i])) continue;
         home_[lineage[i]] = i == 0 ? static_cast<int>(roots_++ % count_) : TakeWaiting(lineage[i - 1]);
       }
     }
-    assigned_ = ids.size();
   }
 
   // The island of the oldest unanswered selection of `parent`, else its home.
@@ -181,31 +200,29 @@ class Islands final : public Strategy {
   }
 
   // The fastest expandable member of each island joins the next island.
-  void Migrate(const SearchGraph& graph, const std::vector<std::vector<NodeId>>& members) {
-    std::vector<std::optional<NodeId>> best(members.size());
-    for (std::size_t island = 0; island < members.size(); ++island) {
-      for (NodeId id : members[island]) {
-        const auto& current = best[island];
-        if (!current || *graph.Node(id).speedup > *graph.Node(*current).speedup ||
-            (*graph.Node(id).speedup == *graph.Node(*current).speedup && id < *current)) {
-          best[island] = id;
-        }
-      }
+  void Migrate(const SearchGraph& graph) {
+    const std::function<bool(NodeId)> exhausted = [this](NodeId id) { return IsExhausted(id); };
+    std::vector<std::optional<NodeId>> best(static_cast<std::size_t>(count_));
+    for (int island = 0; island < count_; ++island) {
+      best[static_cast<std::size_t>(island)] = index_.Fastest(graph, exhausted, island);
     }
-    for (std::size_t island = 0; island < members.size(); ++island) {
-      if (!best[island]) continue;
-      const NodeId id = *best[island];
-      const int target = static_cast<int>((island + 1) % members.size());
+    for (int island = 0; island < count_; ++island) {
+      if (!best[static_cast<std::size_t>(island)]) continue;
+      const NodeId id = *best[static_cast<std::size_t>(island)];
+      const int target = (island + 1) % count_;
       if (home_.at(id) == target) continue;
       std::vector<int>& visits = guests_[id];
-      if (std::find(visits.begin(), visits.end(), target) == visits.end()) visits.push_back(target);
+      if (std::find(visits.begin(), visits.end(), target) != visits.end()) continue;
+      visits.push_back(target);
+      index_.Join(id, target);
     }
   }
 
   int count_;
   int interval_;
-  UcbWeights weights_;
-  SubtreeBest subtree_;
+  // Each island's members (home and guests) scored as graph-ucb scores the
+  // graph; derived from the graph and home_/guests_ (not saved).
+  UcbIndex index_;
   std::unordered_map<NodeId, int> home_;
   std::unordered_map<NodeId, std::vector<int>> guests_;     // islands a node migrated to
   std::unordered_map<NodeId, std::deque<int>> waiting_;     // per parent: islands of unanswered selections

@@ -4,11 +4,41 @@
 #include <cmath>
 #include <limits>
 
+#include "core/check.h"
+
 namespace kestrel::strategies {
+namespace {
+
+// The heaps' orders: s* by value alone; the fastest by speedup, then the
+// lower id (a max-heap's top is its greatest element, so a higher id is less).
+bool LowerLineage(const std::pair<double, NodeId>& a, const std::pair<double, NodeId>& b) { return a < b; }
+bool Slower(const std::pair<double, NodeId>& a, const std::pair<double, NodeId>& b) {
+  return a.first < b.first || (a.first == b.first && a.second > b.second);
+}
+
+}  // namespace
+
+UcbIndex::UcbIndex(UcbWeights weights, int group_count, Membership membership, bool keep_fastest)
+    : weights_(weights),
+      membership_(std::move(membership)),
+      keep_fastest_(keep_fastest),
+      groups_(static_cast<std::size_t>(group_count)) {
+  KESTREL_CHECK(group_count >= 1, "a UcbIndex needs a group");
+}
 
 double UcbIndex::Q(const Entry& entry) const {
   const double a = 1.0 - weights_.subtree_weight;
   return a * entry.own + (1.0 - a) * entry.lineage;
+}
+
+const std::vector<int>& UcbIndex::GroupsOf(NodeId id) {
+  groups_buffer_.clear();
+  if (membership_) {
+    membership_(id, groups_buffer_);
+  } else {
+    groups_buffer_.push_back(0);
+  }
+  return groups_buffer_;
 }
 
 const UcbIndex::Entry* UcbIndex::Find(NodeId id) const {
@@ -22,30 +52,69 @@ void UcbIndex::Insert(NodeId id, const Entry& entry) {
   const std::size_t index = graph_->IndexOf(id);
   if (index >= entries_.size()) entries_.resize(graph_->NodeCount());
   entries_[index] = entry;
-  ++entry_count_;
-  by_expansions_[entry.expansions].insert({-Q(entry), id});
-  PushLineage(entry.lineage, id);
-  total_expansions_ += entry.expansions;
+  for (int group : GroupsOf(id)) Enter(groups_[static_cast<std::size_t>(group)], id, entry);
 }
 
-void UcbIndex::PushLineage(double lineage, NodeId id) {
-  lineages_.emplace_back(lineage, id);
-  std::push_heap(lineages_.begin(), lineages_.end());
-  if (lineages_.size() <= 2 * entry_count_ + 1024) return;
-  // Mostly stale: rebuilt from the entries (amortized over the pushes).
-  lineages_.clear();
-  for (std::size_t i = 0; i < entries_.size(); ++i) {
-    if (entries_[i].expansions >= 0) lineages_.emplace_back(entries_[i].lineage, graph_->NodeAt(i).id);
+void UcbIndex::Enter(Group& group, NodeId id, const Entry& entry) {
+  ++group.count;
+  group.by_expansions[entry.expansions].insert({-Q(entry), id});
+  group.total_expansions += entry.expansions;
+  Push(group, &Group::lineages, entry.lineage, id);
+  if (keep_fastest_) Push(group, &Group::speedups, entry.own, id);
+}
+
+void UcbIndex::Leave(Group& group, NodeId id, const Entry& entry) {
+  const auto set = group.by_expansions.find(entry.expansions);
+  const std::size_t erased = set == group.by_expansions.end() ? 0 : set->second.erase({-Q(entry), id});
+  KESTREL_CHECK(erased == 1, "a node's groups grew without a Join");
+  if (set->second.empty()) group.by_expansions.erase(set);
+}
+
+void UcbIndex::Replace(NodeId id, const Entry& entry) {
+  Entry& current = entries_[graph_->IndexOf(id)];
+  const Entry old = current;
+  current = entry;
+  const bool moved = old.expansions != entry.expansions || Q(old) != Q(entry);
+  for (int index : GroupsOf(id)) {
+    Group& group = groups_[static_cast<std::size_t>(index)];
+    if (moved) {
+      Leave(group, id, old);
+      group.by_expansions[entry.expansions].insert({-Q(entry), id});
+      group.total_expansions += entry.expansions - old.expansions;
+    }
+    if (old.lineage != entry.lineage) Push(group, &Group::lineages, entry.lineage, id);
+    if (old.own != entry.own && keep_fastest_) Push(group, &Group::speedups, entry.own, id);
   }
-  std::make_heap(lineages_.begin(), lineages_.end());
 }
 
-double UcbIndex::TopLineage() {
+void UcbIndex::Push(Group& group, std::vector<Ranked> Group::*heap, double value, NodeId id) {
+  std::vector<Ranked>& items = group.*heap;
+  items.emplace_back(value, id);
+  std::push_heap(items.begin(), items.end(), heap == &Group::lineages ? LowerLineage : Slower);
+  // Mostly stale: rebuilt from the sets (amortized over the pushes).
+  if (items.size() > 2 * group.count + 1024) Rebuild(group);
+}
+
+void UcbIndex::Rebuild(Group& group) {
+  group.lineages.clear();
+  group.speedups.clear();
+  for (const auto& [expansions, set] : group.by_expansions) {
+    for (const auto& [q, id] : set) {
+      const Entry* entry = Find(id);
+      group.lineages.emplace_back(entry->lineage, id);
+      if (keep_fastest_) group.speedups.emplace_back(entry->own, id);
+    }
+  }
+  std::make_heap(group.lineages.begin(), group.lineages.end(), LowerLineage);
+  std::make_heap(group.speedups.begin(), group.speedups.end(), Slower);
+}
+
+double UcbIndex::TopLineage(Group& group) {
   for (;;) {
-    const auto& [lineage, id] = lineages_.front();
+    const auto& [lineage, id] = group.lineages.front();
     if (const Entry* entry = Find(id); entry != nullptr && entry->lineage == lineage) return lineage;
-    std::pop_heap(lineages_.begin(), lineages_.end());
-    lineages_.pop_back();
+    std::pop_heap(group.lineages.begin(), group.lineages.end(), LowerLineage);
+    group.lineages.pop_back();
   }
 }
 
@@ -53,25 +122,31 @@ void UcbIndex::Erase(NodeId id) {
   const Entry* found = Find(id);
   if (found == nullptr) return;
   const Entry entry = *found;
-  const auto group = by_expansions_.find(entry.expansions);
-  group->second.erase({-Q(entry), id});
-  if (group->second.empty()) by_expansions_.erase(group);
-  total_expansions_ -= entry.expansions;
+  for (int index : GroupsOf(id)) {
+    Group& group = groups_[static_cast<std::size_t>(index)];
+    Leave(group, id, entry);
+    group.total_expansions -= entry.expansions;
+    --group.count;
+  }
   entries_[graph_->IndexOf(id)] = Entry{};
-  --entry_count_;
 }
 
 void UcbIndex::Drop(NodeId id) { Erase(id); }
 
-void UcbIndex::Reset() { *this = UcbIndex(weights_); }
+void UcbIndex::Join(NodeId id, int group) {
+  if (const Entry* entry = Find(id); entry != nullptr) Enter(groups_[static_cast<std::size_t>(group)], id, *entry);
+}
+
+void UcbIndex::Reset() {
+  *this = UcbIndex(weights_, static_cast<int>(groups_.size()), std::move(membership_), keep_fastest_);
+}
 
 void UcbIndex::Fold(const SearchGraph& graph, NodeId id, double speedup) {
   subtree_.Fold(graph, id, speedup, [this](NodeId raised, double best) {
     if (const Entry* entry = Find(raised); entry != nullptr && entry->lineage < best) {
       Entry moved = *entry;
       moved.lineage = best;
-      Erase(raised);
-      Insert(raised, moved);
+      Replace(raised, moved);
     }
   });
 }
@@ -88,7 +163,8 @@ void UcbIndex::Refresh(const SearchGraph& graph, NodeId id, const std::function<
   if (const Entry* found = Find(id); found != nullptr) {
     const Entry& old = *found;
     if (old.own == entry.own && old.lineage == entry.lineage && old.expansions == entry.expansions) return;
-    Erase(id);
+    Replace(id, entry);
+    return;
   }
   Insert(id, entry);
 }
@@ -107,43 +183,66 @@ void UcbIndex::Build(const SearchGraph& graph, const std::function<bool(NodeId)>
   subtree_.Build(graph);
   entries_.reserve(graph.NodeCount() + graph.NodeCount() / 8 + 1024);  // as SubtreeBest's
   entries_.assign(graph.NodeCount(), Entry{});
-  std::vector<std::pair<int, Key>> keys;  // (e, key) of every entry
+  std::vector<std::vector<std::pair<int, Key>>> keys(groups_.size());  // per group: (e, key) of its members
   for (; seen_ < graph.NodeCount(); ++seen_) {
     const GraphNode& node = graph.NodeAt(seen_);
     if (node.status != NodeStatus::kMeasured || !node.speedup || exhausted(node.id)) continue;
     const Entry entry{*node.speedup, std::max(*node.speedup, subtree_.Of(node.id)), node.expansions};
     entries_[seen_] = entry;
-    ++entry_count_;
-    total_expansions_ += entry.expansions;
-    keys.push_back({entry.expansions, {-Q(entry), node.id}});
-    lineages_.emplace_back(entry.lineage, node.id);
+    for (int index : GroupsOf(node.id)) {
+      Group& group = groups_[static_cast<std::size_t>(index)];
+      ++group.count;
+      group.total_expansions += entry.expansions;
+      keys[static_cast<std::size_t>(index)].push_back({entry.expansions, {-Q(entry), node.id}});
+      group.lineages.emplace_back(entry.lineage, node.id);
+      if (keep_fastest_) group.speedups.emplace_back(entry.own, node.id);
+    }
   }
-  std::sort(keys.begin(), keys.end());
-  std::make_heap(lineages_.begin(), lineages_.end());
-  for (const auto& [expansions, key] : keys) {
-    std::set<Key>& group = by_expansions_[expansions];
-    group.insert(group.end(), key);
+  for (std::size_t index = 0; index < groups_.size(); ++index) {
+    Group& group = groups_[index];
+    std::sort(keys[index].begin(), keys[index].end());
+    std::make_heap(group.lineages.begin(), group.lineages.end(), LowerLineage);
+    std::make_heap(group.speedups.begin(), group.speedups.end(), Slower);
+    for (const auto& [expansions, key] : keys[index]) {
+      std::set<Key>& set = group.by_expansions[expansions];
+      set.insert(set.end(), key);
+    }
   }
   journal_ = graph.ChangeCount();
 }
 
-std::optional<NodeId> UcbIndex::Select(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted,
-                                       std::mt19937_64& rng) {
+std::optional<NodeId> UcbIndex::Fastest(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted,
+                                        int index) {
+  KESTREL_CHECK(keep_fastest_, "Fastest of a UcbIndex that does not keep it");
   Catch(graph, exhausted);
-  if (entry_count_ == 0) return std::nullopt;
-  const double best = TopLineage();  // s*
-  const double log_total = std::log(1.0 + total_expansions_);
+  Group& group = groups_[static_cast<std::size_t>(index)];
+  if (group.count == 0) return std::nullopt;
+  for (;;) {
+    const auto& [speedup, id] = group.speedups.front();
+    if (const Entry* entry = Find(id); entry != nullptr && entry->own == speedup) return id;
+    std::pop_heap(group.speedups.begin(), group.speedups.end(), Slower);
+    group.speedups.pop_back();
+  }
+}
+
+std::optional<NodeId> UcbIndex::Select(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted,
+                                       std::mt19937_64& rng, int index) {
+  Catch(graph, exhausted);
+  Group& group = groups_[static_cast<std::size_t>(index)];
+  if (group.count == 0) return std::nullopt;
+  const double best = TopLineage(group);  // s*
+  const double log_total = std::log(1.0 + group.total_expansions);
   // Scores within 1e-9 of each other tie, as in PickByUcb; a tie goes to a
   // random one of the tied nodes (at most kTied per expansion count).
   constexpr double kTie = 1e-9;
   constexpr std::size_t kTied = 16;
   std::vector<std::pair<double, NodeId>> heads;  // score, node
   double top = -std::numeric_limits<double>::infinity();
-  for (const auto& [expansions, group] : by_expansions_) {
+  for (const auto& [expansions, set] : group.by_expansions) {
     const double explore = weights_.exploration * std::sqrt(log_total / (1.0 + expansions));
-    const double head_q = -group.begin()->first;
+    const double head_q = -set.begin()->first;
     std::size_t taken = 0;
-    for (auto it = group.begin(); it != group.end() && taken < kTied; ++it, ++taken) {
+    for (auto it = set.begin(); it != set.end() && taken < kTied; ++it, ++taken) {
       const double q = -it->first;
       if (head_q - q > kTie * std::max(1.0, best)) break;
       const double score = (best > 0 ? q / best : 0.0) + explore;

@@ -15,6 +15,13 @@
 // scores within 1e-9 tie, and a tie goes to a random one of the tied nodes
 // (drawn once per selection, where PickByUcb drew once per node).
 //
+// Groups (islands): the expandable nodes may be split into groups, a node in
+// one or more of them as `membership` says; each group has its own sets, s*
+// and E, so a selection within a group is PickByUcb over that group's members
+// (v stays the subtree best over the whole graph). A node's groups may only
+// grow, each addition told through Join. Without a membership there is one
+// group, 0, of every expandable node.
+//
 // Thread-safety: none (the strategy's).
 
 #include <cstddef>
@@ -33,17 +40,31 @@ namespace kestrel::strategies {
 
 class UcbIndex {
  public:
-  explicit UcbIndex(UcbWeights weights) : weights_(weights) {}
+  // Appends the groups `id` belongs to, each in [0, group count).
+  using Membership = std::function<void(NodeId id, std::vector<int>& groups)>;
+
+  // One group of every expandable node (graph-ucb).
+  explicit UcbIndex(UcbWeights weights) : UcbIndex(weights, 1, nullptr, false) {}
+  // `group_count` groups, each node in those `membership` names; with
+  // `keep_fastest`, each group's fastest member too (Fastest).
+  UcbIndex(UcbWeights weights, int group_count, Membership membership, bool keep_fastest);
 
   // Brings the index up to date with `graph`, then the expandable node of
-  // highest score; nullopt when there is none. `exhausted` says which
-  // measured nodes the strategy no longer expands.
+  // `group` of highest score; nullopt when the group has none. `exhausted`
+  // says which measured nodes the strategy no longer expands.
   std::optional<NodeId> Select(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted,
-                               std::mt19937_64& rng);
+                               std::mt19937_64& rng, int group = 0);
+  // Brings the index up to date, then the fastest expandable node of `group`
+  // (ties: lower id); nullopt when it has none. O(log n) amortized; only for
+  // an index that keeps the fastest.
+  std::optional<NodeId> Fastest(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted, int group);
+  // The membership now also puts `id` in `group`: it enters that group's
+  // sets if it is expandable (else it enters them when it becomes so).
+  void Join(NodeId id, int group);
   // A node the strategy exhausted: never chosen again.
   void Drop(NodeId id);
   // Forget everything: the next Select reads the whole graph (a restored
-  // strategy whose exhausted set was replaced).
+  // strategy whose exhausted set or membership was replaced).
   void Reset();
 
  private:
@@ -53,11 +74,24 @@ class UcbIndex {
     int expansions = -1;  // e(n); -1: the node is not an entry
   };
   using Key = std::pair<double, NodeId>;  // (-q, id): best first, then lower id
+  using Ranked = std::pair<double, NodeId>;  // (value, node) in a lazy max-heap
+  // One group's members. The heaps are lazy: an element whose node's entry
+  // no longer holds that value is left in place and dropped when it comes to
+  // the top (an update is a push, not a search).
+  struct Group {
+    std::map<int, std::set<Key>> by_expansions;
+    std::vector<Ranked> lineages;  // (max(s, v), node): s* is the top
+    std::vector<Ranked> speedups;  // (s, node), lower id first on ties; kept with keep_fastest_
+    std::size_t count = 0;         // members with an entry
+    double total_expansions = 0;   // E
+  };
 
   void Catch(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted);
   // The first read of a graph: every expandable node, the sets filled from
   // sorted input in one pass.
   void Build(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted);
+  // The groups of `id`, in a buffer that the next call overwrites.
+  const std::vector<int>& GroupsOf(NodeId id);
   // The node's entry; nullptr when it has none.
   const Entry* Find(NodeId id) const;
   // Re-reads one node: enters, moves or leaves the sets.
@@ -65,25 +99,30 @@ class UcbIndex {
   // Raises v along the lineage of a node measured at `speedup`.
   void Fold(const SearchGraph& graph, NodeId id, double speedup);
   void Insert(NodeId id, const Entry& entry);
+  void Enter(Group& group, NodeId id, const Entry& entry);
+  // Takes the node's key out of the group's sets (it must be there).
+  void Leave(Group& group, NodeId id, const Entry& entry);
+  // The node's entry becomes `entry` in every group of it.
+  void Replace(NodeId id, const Entry& entry);
   void Erase(NodeId id);
   double Q(const Entry& entry) const;
-  // s*: the top of `lineages_`, stale elements dropped; entries exist.
-  double TopLineage();
-  void PushLineage(double lineage, NodeId id);
+  // s*: the top of the group's `lineages`, stale elements dropped; the group
+  // has members.
+  double TopLineage(Group& group);
+  void Push(Group& group, std::vector<Ranked> Group::*heap, double value, NodeId id);
+  // Both heaps anew from the group's sets (when mostly stale).
+  void Rebuild(Group& group);
 
   UcbWeights weights_;
+  Membership membership_;
+  bool keep_fastest_;
+  std::vector<int> groups_buffer_;
   std::size_t seen_ = 0;     // nodes read, a prefix of the insertion order
   std::size_t journal_ = 0;  // changes read
   SubtreeBest subtree_;  // v(n), folded in through Fold only (its Update is not used)
   const SearchGraph* graph_ = nullptr;  // the graph read last (a strategy serves one)
   std::vector<Entry> entries_;  // by insertion index (SearchGraph::IndexOf): the expandable nodes
-  std::size_t entry_count_ = 0;
-  std::map<int, std::set<Key>> by_expansions_;
-  // (max(s, v), node) of the entries, a max-heap: s* is its top. An element
-  // whose node's entry no longer holds that value is left in place and
-  // dropped when it comes to the top (an update is a push, not a search).
-  std::vector<std::pair<double, NodeId>> lineages_;
-  double total_expansions_ = 0;     // E
+  std::vector<Group> groups_;
 };
 
 }  // namespace kestrel::strategies

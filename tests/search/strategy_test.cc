@@ -502,6 +502,123 @@ TEST_SUITE("strategy: beam") {
   }
 }
 
+namespace {
+
+using IslandLists = std::map<NodeId, std::vector<int>>;
+
+// A saved islands state's [[node, [islands]], ...].
+IslandLists ReadIslandLists(const nlohmann::json& pairs) {
+  IslandLists lists;
+  for (const auto& pair : pairs) lists[pair[0].get<NodeId>()] = pair[1].get<std::vector<int>>();
+  return lists;
+}
+
+// Islands by its definition, the full scan it made before its index: the
+// expandable nodes split into islands by their homes and guests, and graph-ucb's
+// score over an island's members, v(n) the best speedup ever measured in n's
+// subtree (a re-measured node keeps its best, as UcbIndex folds every result
+// in). Ties (within 1e-9) go to a draw among the tied in id order, as
+// UcbIndex breaks them.
+struct IslandsScan {
+  int count;
+  int interval;
+  strategies::UcbWeights weights;
+  std::map<NodeId, double> ever = {};  // each node's best measurement so far
+  std::size_t journal = 0;             // graph changes read into `ever`
+
+  // Reads every measurement since the last call (new nodes are in the journal:
+  // the test sets their results after adding them).
+  void Follow(const SearchGraph& graph) {
+    for (; journal < graph.ChangeCount(); ++journal) {
+      const GraphNode& node = graph.Node(graph.ChangedAt(journal));
+      if (node.status == NodeStatus::kMeasured) ever[node.id] = std::max(ever[node.id], *node.speedup);
+    }
+  }
+
+  // v of every node, each measurement credited to the node and its lineage.
+  std::map<NodeId, double> SubtreeBests(const SearchGraph& graph) const {
+    std::map<NodeId, double> best;
+    for (const auto& [id, speedup] : ever) {
+      for (NodeId above : graph.Lineage(id)) best[above] = std::max(best[above], speedup);
+    }
+    return best;
+  }
+
+  // Each island's expandable members, from the homes after the selection
+  // (the new nodes' homes are dealt in it) and the guests before it.
+  std::vector<std::vector<NodeId>> Members(const SearchGraph& graph, const Strategy& strategy,
+                                           const nlohmann::json& after, const IslandLists& guests) const {
+    std::map<NodeId, int> home;
+    for (const auto& pair : after.at("home")) home[pair[0].get<NodeId>()] = pair[1].get<int>();
+    std::vector<std::vector<NodeId>> members(static_cast<std::size_t>(count));
+    for (NodeId id : Measured(graph, strategy)) {
+      members[static_cast<std::size_t>(home.at(id))].push_back(id);
+      if (const auto it = guests.find(id); it != guests.end()) {
+        for (int island : it->second) members[static_cast<std::size_t>(island)].push_back(id);
+      }
+    }
+    return members;
+  }
+
+  // The choice in an island; `drawn` counts the draws among ties.
+  NodeId Pick(const SearchGraph& graph, const std::vector<NodeId>& members, std::mt19937_64& rng, int& drawn) const {
+    std::map<NodeId, double> subtree = SubtreeBests(graph);
+    const double a = 1.0 - weights.subtree_weight;
+    double best = 0, total = 0;
+    for (NodeId id : members) {
+      best = std::max(best, std::max(*graph.Node(id).speedup, subtree[id]));
+      total += graph.Node(id).expansions;
+    }
+    std::vector<std::pair<double, NodeId>> scores;
+    double top = -1e300;
+    for (NodeId id : members) {
+      const GraphNode& node = graph.Node(id);
+      const double q = a * *node.speedup + (1.0 - a) * std::max(*node.speedup, subtree[id]);
+      const double score = (best > 0 ? q / best : 0.0) +
+                           weights.exploration * std::sqrt(std::log(1.0 + total) / (1.0 + node.expansions));
+      scores.emplace_back(score, id);
+      top = std::max(top, score);
+    }
+    std::vector<NodeId> tied;
+    for (const auto& [score, id] : scores) {
+      if (top - score <= 1e-9) tied.push_back(id);
+    }
+    std::sort(tied.begin(), tied.end());
+    if (tied.size() == 1) return tied.front();
+    ++drawn;
+    std::uniform_int_distribution<std::size_t> pick(0, tied.size() - 1);
+    return tied[pick(rng)];
+  }
+
+  // The fastest of each island (ties: lower id) joins the next, unless that is its home.
+  IslandLists Migrated(const SearchGraph& graph, const std::vector<std::vector<NodeId>>& members,
+                       const nlohmann::json& after, IslandLists guests) const {
+    std::map<NodeId, int> home;
+    for (const auto& pair : after.at("home")) home[pair[0].get<NodeId>()] = pair[1].get<int>();
+    std::vector<std::optional<NodeId>> fastest(members.size());
+    for (std::size_t island = 0; island < members.size(); ++island) {
+      for (NodeId id : members[island]) {
+        const auto& current = fastest[island];
+        const double speedup = *graph.Node(id).speedup;
+        if (!current || speedup > *graph.Node(*current).speedup ||
+            (speedup == *graph.Node(*current).speedup && id < *current)) {
+          fastest[island] = id;
+        }
+      }
+    }
+    for (std::size_t island = 0; island < members.size(); ++island) {
+      if (!fastest[island]) continue;
+      const int target = static_cast<int>((island + 1) % members.size());
+      if (home.at(*fastest[island]) == target) continue;
+      std::vector<int>& visits = guests[*fastest[island]];
+      if (std::find(visits.begin(), visits.end(), target) == visits.end()) visits.push_back(target);
+    }
+    return guests;
+  }
+};
+
+}  // namespace
+
 TEST_SUITE("strategy: islands") {
   StrategyConfig IslandConfig(int islands, int interval) {
     StrategyConfig config;
@@ -586,6 +703,116 @@ TEST_SUITE("strategy: islands") {
     CHECK(chosen[2] != NodeId{3});
     CHECK(chosen[3] == NodeId{3});
     CHECK(std::set<NodeId>{chosen[0], chosen[2]} == std::set<NodeId>{1, 4});
+  }
+
+  TEST_CASE("a restored state whose guests repeat an island or name the home reads them as the set of islands") {
+    Simulation simulation = TwoSeeds();
+    auto strategy = Make(IslandConfig(3, 4));
+    std::mt19937_64 rng(8);
+    for (int i = 0; i < 12; ++i) simulation.Step(*strategy, rng);
+    // The fastest homed node, which its home island chooses on its turn, a guest
+    // of the next island; the hand-edited copy lists that island twice and the home.
+    nlohmann::json clean = strategy->SaveState();
+    NodeId fastest = 1;
+    int home = -1;
+    for (const auto& pair : clean.at("home")) {
+      const NodeId id = pair[0].get<NodeId>();
+      if (home < 0 || *simulation.graph().Node(id).speedup > *simulation.graph().Node(fastest).speedup) {
+        fastest = id;
+        home = pair[1].get<int>();
+      }
+    }
+    const int next = (home + 1) % 3;
+    clean["guests"] = nlohmann::json::array({nlohmann::json::array({fastest, nlohmann::json::array({next})})});
+    nlohmann::json edited = clean;
+    edited["guests"] = nlohmann::json::array({nlohmann::json::array({fastest, nlohmann::json::array({home, next, next})})});
+    auto from_clean = Make(IslandConfig(3, 4));
+    auto from_edited = Make(IslandConfig(3, 4));
+    REQUIRE(from_clean->RestoreState(clean));
+    REQUIRE(from_edited->RestoreState(edited));
+    std::mt19937_64 rng_a(2), rng_b(2);
+    int chosen_fastest = 0;
+    for (int i = 0; i < 40; ++i) {
+      const auto a = from_clean->Select(simulation.graph(), rng_a);
+      REQUIRE(a == from_edited->Select(simulation.graph(), rng_b));
+      REQUIRE(a.has_value());
+      chosen_fastest += *a == fastest;
+      simulation.Expand(*a);
+    }
+    CHECK(chosen_fastest > 0);
+  }
+
+  TEST_CASE("the incremental islands choose as their full scan does, through migrations, exhaustion and a resume") {
+    // Each selection against the definition over every expandable node (a
+    // brute-force scan of the saved homes and guests), on a search that adds
+    // measured and failed children, some exactly as fast as their parent (ties
+    // to draw), re-measures nodes and exhausts some; twice the strategy is
+    // replaced by one restored from its saved state, which reads the graph at once.
+    for (const double subtree_weight : {0.0, 0.5}) {
+      for (const double exploration : {0.3, 1.0}) {
+        CAPTURE(subtree_weight);
+        CAPTURE(exploration);
+        StrategyConfig config = IslandConfig(3, 3);
+        config.exploration = exploration;
+        config.subtree_weight = subtree_weight;
+        IslandsScan scan{3, 3, {exploration, subtree_weight}};
+        auto strategy = Make(config);
+        SearchGraph graph;
+        const double seeds[] = {1.0, 1.0, 2.0, 1.0};  // four roots: island 0 is dealt two
+        for (NodeId id = 1; id <= 4; ++id) Add(graph, id, NodeStatus::kMeasured, seeds[id - 1]);
+        std::mt19937_64 world(23), rng(4);
+        NodeId next = 5;
+        int drawn = 0, migrations = 0, exhausted = 0, restored = 0;
+        for (int step = 0; step < 360; ++step) {
+          const nlohmann::json before = strategy->SaveState();
+          std::mt19937_64 rng_scan = rng;
+          const auto chosen = strategy->Select(graph, rng);
+          const nlohmann::json after = strategy->SaveState();
+          REQUIRE(after.at("home").size() == graph.NodeCount());
+          const IslandLists guests = ReadIslandLists(before.at("guests"));
+          scan.Follow(graph);
+          const auto members = scan.Members(graph, *strategy, after, guests);
+          std::optional<NodeId> expected;
+          int island = 0;  // the island served
+          for (int turn = 0; turn < scan.count && !expected; ++turn) {
+            island = (before.at("next").get<int>() + turn) % scan.count;
+            if (!members[static_cast<std::size_t>(island)].empty()) {
+              expected = scan.Pick(graph, members[static_cast<std::size_t>(island)], rng_scan, drawn);
+            }
+          }
+          REQUIRE(chosen == expected);
+          if (!chosen) break;
+          CHECK(rng == rng_scan);  // the same draws
+          CHECK(after.at("next").get<int>() == (island + 1) % scan.count);
+          if (after.at("selections").get<int>() % scan.interval == 0) {
+            CHECK(ReadIslandLists(after.at("guests")) == scan.Migrated(graph, members, after, guests));
+            ++migrations;
+          } else {
+            CHECK(ReadIslandLists(after.at("guests")) == guests);
+          }
+          const NodeId parent = *chosen;
+          Grow(graph, parent, next, world);
+          if (world() % 5 == 0 && graph.Node(next).status == NodeStatus::kMeasured) {
+            graph.SetResult(next, NodeStatus::kMeasured, *graph.Node(parent).speedup);
+          }
+          ++next;
+          if (world() % 7 == 0) {
+            strategy->MarkExhausted(parent);
+            ++exhausted;
+          }
+          if (step == 120 || step == 250) {
+            auto fresh = Make(config);
+            REQUIRE(fresh->RestoreState(strategy->SaveState()));
+            strategy = std::move(fresh);
+            ++restored;
+          }
+        }
+        CHECK(restored == 2);
+        CHECK(migrations > 100);
+        CHECK(exhausted > 20);
+        CHECK(drawn > 0);
+      }
+    }
   }
 }
 
