@@ -116,6 +116,9 @@ class CommandEvaluator final : public Evaluator {
                          const HarnessJob& job) const;
   HarnessJob MeasureJob() const;
   BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const;
+  // The run command names {source}, {knobs}, {knob_flags} or {job} (which
+  // holds both): what it does may depend on more than the built code.
+  bool RunSeesCandidate() const;
   Measurement MeasureBuilt(const Candidate& candidate, const BuildResult& build);
   // One run of the run command on `job`, judged; `profile` gets the answer's.
   Measurement RunHarness(const Candidate& candidate, const BuildResult& build, const HarnessJob& job,
@@ -238,6 +241,15 @@ BuildResult CommandEvaluator::Build(const Candidate& candidate) {
   return builds_.Get(identity, [&] { return BuildIn(candidate, work_dir_ / "builds" / identity); });
 }
 
+bool CommandEvaluator::RunSeesCandidate() const {
+  return std::any_of(options_.run.begin(), options_.run.end(), [](const std::string& element) {
+    for (const char* placeholder : {"{source}", "{knobs}", "{knob_flags}", "{job}"}) {
+      if (element.find(placeholder) != std::string::npos) return true;
+    }
+    return false;
+  });
+}
+
 BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const {
   const auto start = Clock::now();
   std::filesystem::create_directories(dir);
@@ -264,7 +276,9 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
                          : "build command " + ran->Describe(options_.build_timeout_s) + "\n" + TrimCompilerLog(ran->log);
   // What the build left, when it is machine code (a C harness and kernel):
   // two candidates that build to the same code are timed once (same_code).
-  if (result.ok) result.code_hash = FolderFingerprint(dir);
+  // Not when the run command is handed the candidate itself (its knobs or
+  // source): then it may judge two builds of the same code differently.
+  if (result.ok && !RunSeesCandidate()) result.code_hash = FolderFingerprint(dir);
   return result;
 }
 

@@ -174,6 +174,24 @@ TEST_SUITE("command_evaluator") {
     CHECK(build(seed, {{"TABLE", "0"}, {"FLOAT", "1"}, {"UNROLL", "1"}}) != hash);
     // No build step, nothing but the source: unknown, not a hash of the text.
     CHECK(Fake().Build(Candidate{"/* measured */", {}, Fake().Toolchain(), {}}).code_hash.empty());
+    // A run command handed the knobs may judge two builds of the same code
+    // differently (a harness that reads a knob the kernel never does): no hash.
+    for (const char* given : {"{knobs}", "--knobs={knob_flags}", "{source}", "{job}"}) {
+      CAPTURE(given);
+      CommandEvaluatorOptions options = ExampleOptions();
+      // The same harness, through a script that drops the argument it is given.
+      static const testing::TempDir scripts;
+      testing::WriteFile(scripts / "drop_last.sh", "exec \"${@:1:$#-1}\"\n");
+      std::vector<std::string> run = {"bash", (scripts / "drop_last.sh").string()};
+      run.insert(run.end(), options.run.begin(), options.run.end());
+      run.push_back(given);
+      options.run = run;
+      auto made = MakeCommandEvaluator(ExampleTask(), options);
+      REQUIRE_MESSAGE(made.has_value(), made.error().message());
+      const BuildResult built = (*made)->Build(Candidate{seed, plain, (*made)->Toolchain(), (*made)->Flags()});
+      REQUIRE_MESSAGE(built.ok, built.log);
+      CHECK(built.code_hash.empty());
+    }
   }
 
   TEST_CASE("the example's harness catches a wrong kernel and a compile error") {
