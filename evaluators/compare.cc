@@ -65,8 +65,8 @@ double ElementAt(ScalarType type, const std::byte* data, std::int64_t i) {
 // the reference and within tolerance (and sums the L2 terms); only a block
 // where that fails is compared element by element (Excess), which words
 // the mismatches. The quick test is the element test restricted to finite
-// references: |a - e| <= atol + rtol * |e| is false for a NaN or infinite
-// `a` once `e` is finite, so a block that passes it passes Excess too.
+// values: both finite and |a - e| <= atol + rtol * |e|, so a block that
+// passes it passes Excess too.
 constexpr std::int64_t kBlock = 2048;
 constexpr int kLanes = 8;  // independent sums, so that the loop need not wait on one
 
@@ -84,7 +84,9 @@ bool BlockPasses(const std::byte* expected, const std::byte* actual, std::int64_
   const auto one = [&](std::int64_t at, int lane) {
     const double e = Load<kType>(expected, at), a = Load<kType>(actual, at);
     const double d = a - e;
-    failed |= static_cast<unsigned>(!(std::fabs(e) <= largest)) | static_cast<unsigned>(!(std::fabs(d) <= atol + rtol * std::fabs(e)));
+    // A non-finite `a` fails even where the allowance itself overflows.
+    failed |= static_cast<unsigned>(!(std::fabs(e) <= largest)) | static_cast<unsigned>(!(std::fabs(a) <= largest)) |
+              static_cast<unsigned>(!(std::fabs(d) <= atol + rtol * std::fabs(e)));
     errors[lane] += d * d;
     references[lane] += e * e;
   };
