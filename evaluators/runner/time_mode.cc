@@ -229,11 +229,7 @@ class Timed {
     inputs_touched_ = std::max(inputs_touched_, inputs);
     // The worker's CPU time while it touches is its own work, not idle
     // time: what it used before counts as idle, the touch itself as neither.
-    const double cpu_before = worker_.CpuSeconds();
-    if (last_cpu_ >= 0 && cpu_before >= 0) {
-      idle_cpu_ += cpu_before - last_cpu_;
-      idle_wall_ += std::chrono::duration<double>(Clock::now() - last_end_).count();
-    }
+    EndIdle();
     if (auto bad = worker_.Touch(arena_touched_, inputs_touched_, deadline)) return bad;
     if (last_cpu_ >= 0) {
       last_end_ = Clock::now();
@@ -315,12 +311,7 @@ class Timed {
   // A run, with the worker's CPU time before and after: what it used
   // between runs is idle time it should not have used.
   std::optional<WorkerVerdict> Run(std::uint32_t first, std::uint32_t calls, Deadline deadline, double* seconds) {
-    const auto now = Clock::now();
-    const double cpu_before = worker_.CpuSeconds();
-    if (last_cpu_ >= 0 && cpu_before >= 0) {
-      idle_cpu_ += cpu_before - last_cpu_;
-      idle_wall_ += std::chrono::duration<double>(now - last_end_).count();
-    }
+    const double cpu_before = EndIdle();
     if (auto bad = worker_.Run(first, calls, deadline, seconds)) return bad;
     last_end_ = Clock::now();
     last_cpu_ = worker_.CpuSeconds();
@@ -329,6 +320,18 @@ class Timed {
       busy_wall_ += *seconds;
     }
     return std::nullopt;
+  }
+
+  // The worker's CPU time since its last call returned counts as idle
+  // (none before its first); returns its CPU time now (-1 when unknown).
+  double EndIdle() {
+    const auto now = Clock::now();
+    const double cpu = worker_.CpuSeconds();
+    if (last_cpu_ >= 0 && cpu >= 0) {
+      idle_cpu_ += cpu - last_cpu_;
+      idle_wall_ += std::chrono::duration<double>(now - last_end_).count();
+    }
+    return cpu;
   }
 
   WorkerProcess& worker_;
