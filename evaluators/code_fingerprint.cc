@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <vector>
@@ -235,27 +236,51 @@ std::string CodeFingerprint(const std::filesystem::path& library) {
   }
 }
 
-std::string FolderFingerprint(const std::filesystem::path& folder) {
+std::string FolderFingerprint(const std::filesystem::path& folder, const std::filesystem::path& source) {
   constexpr std::size_t kMaxFiles = 64;
+  constexpr std::uintmax_t kMaxDataBytes = 64ULL << 20;
   try {
-    std::vector<std::filesystem::path> elves;
+    std::vector<std::filesystem::path> files;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
-      if (!entry.is_regular_file() || entry.is_symlink()) continue;
-      char magic[4] = {};
-      std::ifstream in(entry.path(), std::ios::binary);
-      if (!in.read(magic, sizeof magic) || std::string_view(magic, 4) != "\x7f" "ELF") continue;
-      if (elves.size() == kMaxFiles) return "";
-      elves.push_back(entry.path().lexically_relative(folder));
+      if (entry.is_directory() && !entry.is_symlink()) continue;
+      std::filesystem::path name = entry.path().lexically_relative(folder);
+      if (name == source) continue;
+      if (files.size() == kMaxFiles) return "";
+      files.push_back(std::move(name));
     }
-    if (elves.empty()) return "";
-    std::sort(elves.begin(), elves.end());
+    std::sort(files.begin(), files.end());
+    // A file that names its folder (a dependency list, a linker map) names
+    // every candidate's own: written as the placeholder, it says the same.
+    const std::string own_path = std::filesystem::absolute(folder).lexically_normal().string();
     std::string text;
-    for (const auto& elf : elves) {
-      const std::optional<std::string> dump = ObjdumpText(folder / elf);
-      if (!dump) return "";
-      text += "file " + elf.generic_string() + "\n" + NormalizeDisassembly(*dump);
+    bool any_elf = false;
+    std::uintmax_t data_bytes = 0;
+    for (const auto& name : files) {
+      const std::filesystem::path path = folder / name;
+      if (std::filesystem::is_symlink(path)) {
+        text += "link " + name.generic_string() + " -> " + std::filesystem::read_symlink(path).generic_string() + "\n";
+        continue;
+      }
+      if (!std::filesystem::is_regular_file(path)) return "";  // a FIFO, a socket: not a build's output
+      std::ifstream in(path, std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof()) return "";
+      if (bytes.compare(0, 4, "\x7f" "ELF") == 0) {
+        const std::optional<std::string> dump = ObjdumpText(path);
+        if (!dump) return "";
+        text += "file " + name.generic_string() + "\n" + NormalizeDisassembly(*dump);
+        any_elf = true;
+        continue;
+      }
+      data_bytes += bytes.size();
+      if (data_bytes > kMaxDataBytes) return "";
+      for (std::size_t at = bytes.find(own_path); !own_path.empty() && at != std::string::npos;
+           at = bytes.find(own_path, at + 11)) {
+        bytes.replace(at, own_path.size(), "{build_dir}");
+      }
+      text += "data " + name.generic_string() + " " + std::to_string(bytes.size()) + "\n" + bytes + "\n";
     }
-    return Sha256Hex(text);
+    return any_elf ? Sha256Hex(text) : "";
   } catch (...) {
     return "";  // as CodeFingerprint: a saving, never a reason to fail a build
   }

@@ -51,11 +51,17 @@ std::optional<std::string> ObjdumpText(const std::filesystem::path& library);
 std::string CodeFingerprint(const std::filesystem::path& library);
 
 // The code fingerprint of what a build command left in `folder` (the
-// command evaluator's build folder): every ELF file in it (executables,
-// shared objects, object files; at most 64, any depth), each normalized as
-// above and named by its path in the folder, hashed together. Empty when
-// the folder holds no ELF file (a Python kernel: its source is its code),
-// or when one cannot be read: unknown, never an error.
-std::string FolderFingerprint(const std::filesystem::path& folder);
+// command evaluator's build folder), every file but `source` (the
+// candidate's source, a name in the folder): each ELF file (executables,
+// shared objects, object files) normalized as above, each other file (a
+// table, a config the harness reads) byte for byte with the folder's own
+// path written as "{build_dir}", each symbolic link by its target; named by
+// its path in the folder and hashed together. Empty when the folder holds no
+// ELF file (a Python kernel: its source is its code), holds more than 64
+// files or 64 MiB besides its ELF files, or when one cannot be read:
+// unknown, never an error. The source is left out so that two sources of
+// the same code share the hash: the run command must then not read it
+// (command_sandbox.h hides it).
+std::string FolderFingerprint(const std::filesystem::path& folder, const std::filesystem::path& source = {});
 
 }  // namespace kestrel

@@ -276,9 +276,11 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
                          : "build command " + ran->Describe(options_.build_timeout_s) + "\n" + TrimCompilerLog(ran->log);
   // What the build left, when it is machine code (a C harness and kernel):
   // two candidates that build to the same code are timed once (same_code).
-  // Not when the run command is handed the candidate itself (its knobs or
-  // source): then it may judge two builds of the same code differently.
-  if (result.ok && !RunSeesCandidate()) result.code_hash = FolderFingerprint(dir);
+  // The hash leaves the source out, so the run command must not see it:
+  // only where the sandbox hides it (RunHarness), and not when the run
+  // command is handed the candidate itself (its knobs or source): then it
+  // may judge two builds of the same code differently.
+  if (result.ok && sandbox_.Confined() && !RunSeesCandidate()) result.code_hash = FolderFingerprint(dir, source_name_);
   return result;
 }
 
@@ -330,8 +332,12 @@ Measurement CommandEvaluator::RunHarness(const Candidate& candidate, const Build
   std::ofstream(dir / "job.json", std::ios::binary | std::ios::trunc) << spec.dump(2);
 
   SubprocessOptions run;
+  // A build with a code hash shares it with every build of the same code
+  // from other sources: the run command must not read the source it left out.
+  std::vector<std::filesystem::path> hidden;
+  if (!build.code_hash.empty()) hidden.push_back(build.library.parent_path() / source_name_);
   run.argv = sandbox_.Wrap(Expand(options_.run, values, candidate.KnobDefines()), task_.dir,
-                           build.library.parent_path(), dir);
+                           build.library.parent_path(), dir, hidden);
   run.cwd = dir;
   run.timeout_s = options_.measure.run_timeout_s;
   auto ran = options_.executor->Run(run, "run");

@@ -71,7 +71,8 @@ Result<CommandSandbox> CommandSandbox::Make(const CommandSandboxConfig& config, 
 
 std::vector<std::string> CommandSandbox::Wrap(std::vector<std::string> argv, const std::filesystem::path& task_dir,
                                               const std::filesystem::path& build_dir,
-                                              const std::filesystem::path& workdir) const {
+                                              const std::filesystem::path& workdir,
+                                              const std::vector<std::filesystem::path>& hidden) const {
   if (bwrap_.empty()) return argv;
   ProgramView view;
   view.read_only = {std::filesystem::absolute(task_dir), std::filesystem::absolute(build_dir)};
@@ -87,6 +88,7 @@ std::vector<std::string> CommandSandbox::Wrap(std::vector<std::string> argv, con
     if (!seen) view.read_only.push_back(path.lexically_normal());
   }
   view.writable = {std::filesystem::absolute(workdir)};
+  for (const auto& path : hidden) view.hidden.push_back(std::filesystem::absolute(path).lexically_normal());
   for (const auto& pattern : device_patterns_) {
     for (auto& device : Glob(pattern)) view.devices.push_back(std::move(device));
   }

@@ -45,9 +45,12 @@ class CommandSandbox {
   // `argv` (expanded) wrapped in the sandbox: the task's folder and the
   // build folder read-only, `workdir` writable and the working directory,
   // and each file the command names by an absolute path elsewhere (its
-  // program, a harness script) read-only. Unchanged without a sandbox.
+  // program, a harness script) read-only; `hidden` (files in those folders:
+  // the source of a build with a code hash) there but unreadable. Unchanged
+  // without a sandbox.
   std::vector<std::string> Wrap(std::vector<std::string> argv, const std::filesystem::path& task_dir,
-                                const std::filesystem::path& build_dir, const std::filesystem::path& workdir) const;
+                                const std::filesystem::path& build_dir, const std::filesystem::path& workdir,
+                                const std::vector<std::filesystem::path>& hidden = {}) const;
 
   // How a wrapped command ended, as if it had run unwrapped: bubblewrap
   // exits with 128 + N when the command was killed by signal N.

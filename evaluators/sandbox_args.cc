@@ -59,6 +59,9 @@ std::vector<std::string> ProgramSandboxArgs(const std::string& bwrap, const std:
   const auto depth = [](const std::filesystem::path& path) { return std::distance(path.begin(), path.end()); };
   std::stable_sort(binds.begin(), binds.end(), [&](const auto& a, const auto& b) { return depth(a.first) < depth(b.first); });
   for (const auto& [path, flag] : binds) argv.insert(argv.end(), {flag, path.string(), path.string()});
+  // Over the binds that hold them. A plain bind is nodev, so opening the
+  // null device there fails (EACCES): the file exists but cannot be read.
+  for (const auto& path : view.hidden) argv.insert(argv.end(), {"--ro-bind", "/dev/null", path.string()});
   // After --dev, which would hide them; --dev-bind keeps them usable as devices.
   for (const auto& path : view.devices) argv.insert(argv.end(), {"--dev-bind-try", path.string(), path.string()});
   if (!view.confine.empty()) argv.insert(argv.end(), {"--ro-bind", view.confine.string(), "/kestrel/kestrel-confine"});

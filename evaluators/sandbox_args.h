@@ -28,6 +28,7 @@ struct ProgramView {
   std::vector<std::filesystem::path> read_only;  // files or folders (its binary, the kernel, the task)
   std::vector<std::filesystem::path> writable;   // folders (the evaluation's own work dir)
   std::vector<std::filesystem::path> devices;    // device nodes (the GPU's), bound where they exist
+  std::vector<std::filesystem::path> hidden;     // files inside the above it must not read: /dev/null, unreadable
   bool sys = false;                              // /sys read-only (the CUDA driver reads it)
   std::filesystem::path cwd;                     // empty: /tmp
   // kestrel-confine: bound read-only and run first, so that the program runs

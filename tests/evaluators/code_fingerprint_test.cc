@@ -80,25 +80,40 @@ TEST_SUITE("code_fingerprint") {
     SUBCASE("the build cache keeps the fingerprint with the artifact") { CHECK(HashOf(kKernel, "1", "1") == base); }
   }
 
-  TEST_CASE("a build folder's fingerprint: its ELF files by name; none without one") {
+  TEST_CASE("a build folder's fingerprint: every file but the source, ELF files as code; none without one") {
     Evaluator& evaluator = Shared();
     const BuildResult build = evaluator.Build(
         Candidate{kKernel, {{"UNUSED", "1"}, {"OFFSET", "1"}}, evaluator.Toolchain(), evaluator.Flags()});
     REQUIRE_MESSAGE(build.ok, build.log);
     testing::TempDir one, two;
-    std::filesystem::copy_file(build.library, one / "kernel.so");
-    std::filesystem::copy_file(build.library, two / "kernel.so");
-    std::ofstream(one / "kernel.c") << "/* a source, not machine code */";
-    std::ofstream(one / "notes.txt") << "anything else";
-    const std::string hash = FolderFingerprint(one.path());
+    for (const auto* folder : {&one, &two}) {
+      std::filesystem::copy_file(build.library, *folder / "kernel.so");
+      // A file that names its own folder (a dependency list) says the same in both.
+      std::ofstream(*folder / "kernel.d") << "kernel.o: " << folder->path().string() << "/kernel.c\n";
+      std::ofstream(*folder / "table.txt") << "1 2 3\n";
+    }
+    std::ofstream(one / "kernel.c") << "/* a source */";
+    std::ofstream(two / "kernel.c") << "/* another source of the same code */";
+    const std::string hash = FolderFingerprint(one.path(), "kernel.c");
     CHECK(hash.size() == 64);
-    CHECK(FolderFingerprint(two.path()) == hash);  // the text files are not code
+    CHECK(FolderFingerprint(two.path(), "kernel.c") == hash);  // the source is left out
+    CHECK(FolderFingerprint(two.path()) != hash);               // unless it is not named
+    // Data the run command may read is part of what it runs.
+    std::ofstream(two / "table.txt") << "1 2 4\n";
+    CHECK(FolderFingerprint(two.path(), "kernel.c") != hash);
+    std::ofstream(two / "table.txt") << "1 2 3\n";
+    REQUIRE(FolderFingerprint(two.path(), "kernel.c") == hash);
+    std::filesystem::create_symlink("table.txt", two / "link.txt");
+    CHECK(FolderFingerprint(two.path(), "kernel.c") != hash);
+    std::filesystem::remove(two / "link.txt");
     std::filesystem::create_directory(two / "lib");
     std::filesystem::rename(two / "kernel.so", two / "lib" / "kernel.so");
-    CHECK(FolderFingerprint(two.path()) != hash);  // named by its place in the folder
+    CHECK(FolderFingerprint(two.path(), "kernel.c") != hash);  // named by its place in the folder
+    // No machine code: the source is the code, and unknown is not a hash.
     testing::TempDir text;
     std::ofstream(text / "kernel.py") << "def kernel(): pass\n";
-    CHECK(FolderFingerprint(text.path()).empty());
+    std::ofstream(text / "notes.txt") << "anything\n";
+    CHECK(FolderFingerprint(text.path(), "kernel.py").empty());
     CHECK(FolderFingerprint(text / "missing").empty());
   }
 

@@ -194,6 +194,50 @@ TEST_SUITE("command_evaluator") {
     }
   }
 
+  TEST_CASE("a code hash covers all the run command can read of the build: its data files, and not the hidden source") {
+    const std::string seed = ExampleTask().seeds.at(0).text;
+    static const testing::TempDir scripts;
+    // The example's build, then a file the harness could read: the build's
+    // knob flags. NOTE is a knob the kernel never reads (the same code).
+    testing::WriteFile(scripts / "build_with_note.sh",
+                       "set -e\nbash \"$1\" \"$2\" \"$3\" \"${@:4}\"\necho \"${@:4}\" > \"$3/note.txt\"\n");
+    CommandEvaluatorOptions options = ExampleOptions();
+    options.build = {"bash", (scripts / "build_with_note.sh").string(), "{task_dir}/build.sh", "{source}", "{build_dir}",
+                     "{knob_flags}"};
+    auto made = MakeCommandEvaluator(ExampleTask(), options);
+    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    Evaluator& noted = **made;
+    const auto hash = [&](Evaluator& evaluator, const std::string& source, const std::string& note) {
+      const BuildResult built = evaluator.Build(Candidate{
+          source, {{"TABLE", "0"}, {"FLOAT", "0"}, {"UNROLL", "1"}, {"NOTE", note}}, evaluator.Toolchain(), evaluator.Flags()});
+      REQUIRE_MESSAGE(built.ok, built.log);
+      return built.code_hash;
+    };
+    // Without the note, NOTE changes nothing the run command reads: one hash.
+    CHECK(hash(Example(), seed, "1") == hash(Example(), seed, "2"));
+    // With it, the data differ: two hashes; a comment in the source does not count.
+    const std::string one = hash(noted, seed, "1");
+    CHECK(one.size() == 64);
+    CHECK(hash(noted, seed, "2") != one);
+    CHECK(hash(noted, "/* the same kernel */\n" + seed, "1") == one);
+
+    // The source is left out of the hash, so the run command cannot read it
+    // (it would judge a source that two builds of one hash do not share).
+    options = ExampleOptions();
+    options.run = {"bash", "-c", "cat {build_dir}/kernel.c > /dev/null || echo SOURCE-HIDDEN; exec \"$@\"", "harness"};
+    const std::vector<std::string> example_run = ExampleOptions().run;
+    options.run.insert(options.run.end(), example_run.begin(), example_run.end());
+    made = MakeCommandEvaluator(ExampleTask(), options);
+    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    const Candidate candidate{seed, {{"TABLE", "0"}, {"FLOAT", "0"}, {"UNROLL", "1"}}, (*made)->Toolchain(), (*made)->Flags()};
+    const BuildResult built = (*made)->Build(candidate);
+    REQUIRE(built.code_hash.size() == 64);
+    const Measurement m = (*made)->Evaluate(candidate);
+    INFO(ToString(m.outcome) << ": " << m.reason << "\n" << m.log);
+    CHECK(m.outcome == Outcome::kMeasured);
+    CHECK(Contains(m.log, "kernel.c: Permission denied\nSOURCE-HIDDEN"));
+  }
+
   TEST_CASE("the example's harness catches a wrong kernel and a compile error") {
     const Measurement wrong = EvalExample(
         "#include <stdint.h>\nvoid poly(const float* x, float* y, int64_t n) { for (int64_t i = 0; i < n; ++i) y[i] = 1; }\n");
