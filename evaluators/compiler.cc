@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "core/text_lines.h"
+#include "evaluators/compiler_remarks.h"
 #include "evaluators/subprocess.h"
 
 namespace kestrel {
@@ -96,6 +97,12 @@ BuildResult CompileSharedLibrary(const CompileRequest& request) {
   options.argv.push_back(request.library.filename().string() + ".tmp");
   options.argv.push_back(request.source.filename().string());
   for (const auto& lib : request.libs) options.argv.push_back("-l" + lib);
+  if (!request.remarks_file.empty()) {
+    std::error_code ignored;  // the compiler appends: no remarks of an earlier build
+    std::filesystem::remove(request.source.parent_path() / request.remarks_file, ignored);
+    const std::vector<std::string> flags = RemarkFileFlags(request.remarks_file);
+    options.argv.insert(options.argv.end(), flags.begin(), flags.end());
+  }
   options.cwd = request.source.parent_path();
   options.env = EnvironmentWith({"LC_ALL=C"});
   options.timeout_s = request.timeout_s;

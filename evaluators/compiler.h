@@ -20,6 +20,9 @@ struct CompileRequest {
   std::filesystem::path library;   // the shared object to produce
   double timeout_s = 120;
   std::vector<std::string> libs;   // linked after the source: "openblas" -> -lopenblas
+  // When set (a name in the source's folder), the build also writes its
+  // vectorization remarks there (compiler_remarks.h, RemarkFileFlags).
+  std::string remarks_file;
   // Where the compiler runs (a Slurm job: its folder must be shared).
   std::shared_ptr<const Executor> executor = LocalExecutor();
 };

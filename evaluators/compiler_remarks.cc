@@ -1,8 +1,10 @@
 #include "evaluators/compiler_remarks.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "evaluators/compiler.h"
 #include "evaluators/subprocess.h"
@@ -113,6 +115,37 @@ Result<CompilerRemarks> CompileWithRemarks(const CompileRequest& request, const 
                           ": " + FirstErrorLine(run->log)));
   }
   CompilerRemarks remarks = ParseVectorizationRemarks(run->log, "kernel.cpp");
+  remarks.compiler = toolchain;
+  return remarks;
+}
+
+std::vector<std::string> RemarkFileFlags(const std::string& file) {
+  return {"-fopt-info-vec-optimized=" + file, "-fopt-info-vec-missed=" + file};
+}
+
+bool AcceptsRemarkFile(const std::string& compiler, const std::string& toolchain, const Executor& executor,
+                       const std::filesystem::path& dir) {
+  if (IsClang(toolchain)) return false;
+  SubprocessOptions options;
+  options.argv = {compiler};
+  const std::vector<std::string> flags = RemarkFileFlags("remarks-probe.txt");
+  options.argv.insert(options.argv.end(), flags.begin(), flags.end());
+  for (const char* arg : {"-x", "c++", "-c", "-o", "/dev/null", "/dev/null"}) options.argv.push_back(arg);
+  options.cwd = dir;
+  options.env = EnvironmentWith({"LC_ALL=C"});
+  options.timeout_s = 30;
+  auto run = executor.Run(options, "remarks-probe");
+  std::error_code ignored;
+  std::filesystem::remove(dir / "remarks-probe.txt", ignored);
+  return run && run->Succeeded();
+}
+
+std::optional<CompilerRemarks> ReadRemarkFile(const std::filesystem::path& file, const std::string& toolchain) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  CompilerRemarks remarks = ParseVectorizationRemarks(text.str(), "kernel.cpp");
   remarks.compiler = toolchain;
   return remarks;
 }

@@ -11,6 +11,7 @@
 
 #include "evaluators/calibration.h"
 #include "evaluators/compare.h"
+#include "evaluators/compiler_remarks.h"
 #include "evaluators/code_fingerprint.h"
 #include "evaluators/compiler.h"
 #include "evaluators/judge.h"
@@ -75,6 +76,7 @@ Status CpuEvaluator::Prepare() {
   auto version = CompilerVersion(options_.compiler, *options_.build_executor, work_dir_);
   if (!version) return Fail(Error::InvalidArgument("compiler '" + options_.compiler + "': " + version.error().message()));
   toolchain_ = *version;
+  build_remarks_ = AcceptsRemarkFile(options_.compiler, toolchain_, *options_.build_executor, work_dir_);
   if (options_.sandbox != "auto" && options_.sandbox != "none") {
     return Fail(Error::InvalidArgument("evaluator.sandbox: expected \"auto\" or \"none\", got \"" + options_.sandbox + "\""));
   }
@@ -227,6 +229,7 @@ CompileRequest CpuEvaluator::CompileRequestFor(const Candidate& candidate, const
   request.libs = libs;
   request.timeout_s = options_.build_timeout_s;
   request.executor = options_.build_executor;
+  if (build_remarks_) request.remarks_file = kRemarksFile;
   return request;
 }
 

@@ -135,6 +135,10 @@ class CpuEvaluator final : public Evaluator {
   std::filesystem::path runner_;
   std::filesystem::path worker_;
   std::string toolchain_;
+  // The compiler writes each build's vectorization remarks beside it
+  // (kRemarksFile), so a profile reads them instead of compiling again.
+  bool build_remarks_ = false;
+  static constexpr const char* kRemarksFile = "remarks.txt";
   HostInfo host_;
   mutable std::mutex calibration_mutex_;
   Calibration calibration_;        // none until SetCalibration; guarded by calibration_mutex_

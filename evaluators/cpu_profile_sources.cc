@@ -16,9 +16,10 @@
 namespace kestrel {
 namespace {
 
-// Calls of the kernel in an outputs job of one shape and one input set:
-// the check calls it twice (runner/outputs_mode.cc, the determinism check).
-constexpr double kCachegrindCalls = 2;
+// Calls of the kernel in the profile's outputs job of one shape and one
+// input set (Job::second_call off): one, on fresh buffers, as a timed call
+// on a slot it has not used. A second call would double valgrind's work.
+constexpr double kCachegrindCalls = 1;
 
 double BufferElements(const JobShape& shape) {
   double elements = 0;
@@ -49,6 +50,13 @@ void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResu
       }
     });
     timed("compiler remarks", [&] {
+      // Written by the build itself where the compiler can; else one more compile.
+      if (build_remarks_) {
+        if (auto written = ReadRemarkFile(build.library.parent_path() / kRemarksFile, toolchain_)) {
+          profile.remarks = std::move(*written);
+          return;
+        }
+      }
       const CompileRequest request = CompileRequestFor(candidate, build.library.parent_path());
       if (auto remarks = CompileWithRemarks(request, toolchain_)) {
         profile.remarks = std::move(*remarks);
@@ -102,6 +110,7 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   Job job = MakeJob("outputs", {build.library}, false);
   job.shapes = {timed_shapes_[smallest]};
   job.input_sets = 1;
+  job.second_call = false;
   job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
   job.output_file = dir / "outputs.bin";
   // Valgrind does not implement the seccomp system call (the worker could

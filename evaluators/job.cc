@@ -185,6 +185,7 @@ std::string JobToJson(const Job& job) {
               {"nonce", job.nonce},
               {"seed", job.seed},
               {"input_sets", job.input_sets},
+              {"second_call", job.second_call},
               {"output_file", job.output_file.string()},
               {"min_time_s", job.min_time_s},
               {"min_samples", job.min_samples},
@@ -228,6 +229,7 @@ Result<Job> ParseJob(const std::string& text) {
     job.nonce = in.at("nonce").get<std::string>();
     job.seed = in.at("seed").get<std::uint64_t>();
     job.input_sets = in.at("input_sets").get<int>();
+    job.second_call = in.value("second_call", true);
     job.output_file = in.at("output_file").get<std::string>();
     job.min_time_s = in.at("min_time_s").get<double>();
     job.min_samples = in.at("min_samples").get<int>();

@@ -46,6 +46,10 @@ struct Job {
   std::vector<std::filesystem::path> libraries;  // outputs: {kernel}; time, evaluate: {candidate, reference}
   std::uint64_t seed = 1;
   int input_sets = 3;               // outputs mode: independent sets per shape
+  // Outputs mode: each set is called twice, the second call's outputs
+  // compared with the first's (determinism). A profile job, whose counts
+  // are of calls, not of a verdict, calls once (false).
+  bool second_call = true;
   std::vector<JobShape> shapes;     // outputs: all shapes checked; time: timed shapes
   std::filesystem::path output_file;  // outputs and evaluate modes
   int timed_shapes = 0;             // evaluate mode: the leading shapes timed (0: all)

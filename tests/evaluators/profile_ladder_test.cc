@@ -175,6 +175,22 @@ TEST_CASE("a measured candidate's profile: its measurement's roofline and scalin
   }
   CHECK(sources == std::vector<std::string>{"objdump", "compiler remarks", "cachegrind"});
   CHECK(profile->seconds >= sum);
+  // GCC wrote the remarks during the build: the profile read them and
+  // compiled nothing more; they are what a compile for remarks prints.
+  const std::filesystem::path dir = build.library.parent_path();
+  CHECK(std::filesystem::exists(dir / "remarks.txt"));
+  CHECK_FALSE(std::filesystem::exists(dir / "remarks.o"));
+  CompileRequest request;
+  request.compiler = "c++";
+  request.flags = candidate.flags;
+  for (const auto& define : candidate.KnobDefines()) request.flags.push_back(define);
+  request.source = dir / "shim.cpp";
+  request.library = dir / "kernel.so";
+  auto compiled = CompileWithRemarks(request, evaluator.Toolchain());
+  REQUIRE_MESSAGE(compiled, compiled.error().message());
+  REQUIRE(!compiled->missed.empty());
+  CHECK(profile->remarks->vectorized == compiled->vectorized);
+  CHECK(profile->remarks->missed == compiled->missed);
   // The same profile again: the simulated counts do not move.
   auto again = evaluator.ProfileBuilt(candidate, build, measured);
   REQUIRE(again);
@@ -208,6 +224,13 @@ TEST_CASE("each compiler's remarks: GCC's -fopt-info and, where clang is install
     CHECK(remarks->vectorized[0].find(compiler == "g++" ? "loop vectorized" : "vectorized loop") != std::string::npos);
     CHECK(std::filesystem::exists(dir / "remarks.o"));
   }
+  // Remarks written by the build: only where the compiler takes the flags.
+  const auto gcc = CompilerVersion("g++");
+  REQUIRE(gcc);
+  CHECK(AcceptsRemarkFile("g++", *gcc, *LocalExecutor(), dir.path()));
+  CHECK_FALSE(AcceptsRemarkFile("false", *gcc, *LocalExecutor(), dir.path()));
+  CHECK_FALSE(AcceptsRemarkFile("g++", "Debian clang version 14.0.6", *LocalExecutor(), dir.path()));
+  CHECK_FALSE(ReadRemarkFile(dir / "no-remarks.txt", *gcc));
   // A compiler that fails is an error naming it, never a profile with made-up remarks.
   CompileRequest broken;
   broken.compiler = "g++";
