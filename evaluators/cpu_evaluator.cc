@@ -76,7 +76,11 @@ Status CpuEvaluator::Prepare() {
   auto version = CompilerVersion(options_.compiler, *options_.build_executor, work_dir_);
   if (!version) return Fail(Error::InvalidArgument("compiler '" + options_.compiler + "': " + version.error().message()));
   toolchain_ = *version;
-  build_remarks_ = AcceptsRemarkFile(options_.compiler, toolchain_, *options_.build_executor, work_dir_);
+  // Probed here, not through a scheduler: where builds run as Slurm jobs a
+  // profile compiles for its remarks as before, rather than every run
+  // paying one more job at its start.
+  build_remarks_ = options_.build_executor->RunsHere() &&
+                   AcceptsRemarkFile(options_.compiler, toolchain_, *options_.build_executor, work_dir_);
   if (options_.sandbox != "auto" && options_.sandbox != "none") {
     return Fail(Error::InvalidArgument("evaluator.sandbox: expected \"auto\" or \"none\", got \"" + options_.sandbox + "\""));
   }
