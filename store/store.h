@@ -160,7 +160,14 @@ class Store {
   Result<std::vector<EdgeRecord>> LoadEdges(std::int64_t graph_id);
   // A graph's nodes and edges as selection reads them (records.h: GraphBrief):
   // a million nodes in well under a second, where LoadNodes takes many.
-  Result<GraphBrief> LoadGraphBrief(std::int64_t graph_id);
+  // `on_nodes`, when given, is called (on this thread) as the nodes are
+  // read, before the edges are, with the brief read so far, the index of its
+  // first node not handed over before, and how many nodes to expect in all
+  // (a hint): a caller may build from them while the rest loads. A large
+  // graph's come in runs of thousands, a small one's in one. It may read the
+  // store (a source), not write it.
+  using NodesRead = std::function<void(const GraphBrief& read, std::size_t from, std::size_t expected)>;
+  Result<GraphBrief> LoadGraphBrief(std::int64_t graph_id, const NodesRead& on_nodes = {});
   // Oldest first, with raw samples and mismatches; empty for an unknown node.
   Result<std::vector<MeasurementRecord>> GetMeasurements(std::int64_t node_id);
 

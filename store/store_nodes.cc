@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/huge_pages.h"
 #include "store/codec.h"
 #include "store/store.h"
 #include "store/store_impl.h"
@@ -441,7 +442,7 @@ Result<std::vector<EdgeRecord>> Store::LoadEdges(std::int64_t graph_id) {
   }
 }
 
-Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
+Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id, const NodesRead& on_nodes) {
   GraphBrief brief;
   std::unordered_map<std::string, std::uint32_t> source_index;
   // Room for the id range's nodes (a bound on their count; the memory past
@@ -454,16 +455,25 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
   if (auto row = (*range)->Step(); !row) return Fail(row.error());
   const std::size_t span = static_cast<std::size_t>(std::max<std::int64_t>(0, (*range)->Int(1) - (*range)->Int(0) + 1));
   (*range)->Reset();
-  brief.nodes.reserve(span);
+  ReserveHuge(brief.nodes, span);
   auto nodes = impl_->Prepare("LoadGraphBrief", R"sql(
     SELECT n.id, n.run_id, n.status, n.speedup, n.expansions, n.source_hash, n.knobs_json
     FROM nodes n WHERE n.graph_id = ?1 ORDER BY n.id)sql");
   if (!nodes) return Fail(nodes.error());
   (*nodes)->Bind(1, graph_id);
+  constexpr std::size_t kRun = 16384;  // nodes handed to on_nodes at a time
+  std::size_t handed = 0;               // nodes handed so far
+  const auto hand = [&] {
+    if (on_nodes && handed < brief.nodes.size()) {
+      on_nodes(brief, handed, span);
+      handed = brief.nodes.size();
+    }
+  };
   for (;;) {
     auto row = (*nodes)->Step();
     if (!row) return Fail(row.error());
     if (!*row) break;
+    if (brief.nodes.size() == handed + kRun) hand();
     const store::Statement& r = **nodes;
     NodeBrief& node = brief.nodes.emplace_back();
     node.id = r.Int(0);
@@ -487,11 +497,12 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
       node.source = known->second;
     }
     const std::string_view knobs = r.TextView(6);
-    if (brief.nodes.size() == 1) brief.knobs_text.reserve(span * (knobs.size() + knobs.size() / 4));  // a guess
+    if (brief.nodes.size() == 1) ReserveHuge(brief.knobs_text, span * (knobs.size() + knobs.size() / 4));  // a guess
     node.knobs_at = brief.knobs_text.size();
     node.knobs_size = knobs.size();
     brief.knobs_text.append(knobs);
   }
+  hand();
   if (brief.nodes.empty()) return brief;
   // The edges table has no graph column: scan it in creation order over the
   // graph's id range (no index: a sort of every edge would cost more), and
@@ -509,7 +520,7 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
     return id >= first && id - first < static_cast<std::int64_t>(mine.size()) &&
            mine[static_cast<std::size_t>(id - first)];
   };
-  brief.edges.reserve(brief.nodes.size());  // a node has one parent, mostly
+  ReserveHuge(brief.edges, brief.nodes.size());  // a node has one parent, mostly
   for (;;) {
     auto row = (*edges)->Step();
     if (!row) return Fail(row.error());

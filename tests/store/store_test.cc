@@ -273,6 +273,20 @@ TEST_SUITE("store") {
     }
     CHECK(brief.edges.back().kind == EdgeKind::kDuplicate);
     CHECK(Must(store->LoadGraphBrief(Must(store->GraphForTask(task, true)))).nodes.empty());
+
+    SUBCASE("the nodes are handed over as they are read: each once, in id order") {
+      std::vector<std::int64_t> handed;
+      std::size_t expected = 0;
+      const GraphBrief again = Must(store->LoadGraphBrief(graph, [&](const GraphBrief& read, std::size_t from, std::size_t count) {
+        CHECK(from == handed.size());
+        for (std::size_t i = from; i < read.nodes.size(); ++i) handed.push_back(read.nodes[i].id);
+        expected = count;
+      }));
+      CHECK(handed == mine);
+      CHECK(expected >= mine.size());
+      CHECK(again.nodes.size() == brief.nodes.size());
+      CHECK(again.edges.size() == brief.edges.size());
+    }
   }
 
   TEST_CASE("sources are content-addressed") {
