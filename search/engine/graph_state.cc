@@ -15,9 +15,10 @@
 namespace kestrel::engine {
 namespace {
 
-// A run of nodes as the store handed it over, copied (the store's brief
-// grows while the run is built): each node's knobs_at into `knobs`, and its
-// source when `with_knobs` is told of it (else nullptr).
+// A run of nodes as the store handed it over, copied (the store reads the
+// next run into the same buffers while this one is built): each node's
+// knobs_at into `knobs`, and its source when `with_knobs` is told of it
+// (else nullptr).
 struct NodeRun {
   std::vector<NodeBrief> nodes;
   std::string knobs;
@@ -105,23 +106,21 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
   // not move).
   std::vector<const std::shared_ptr<const std::string>*> source_of;
   Status sourced;  // the first source the store could not read
-  const auto hand = [&](const GraphBrief& read, std::size_t from, std::size_t expected) {
+  const auto hand = [&](const GraphBrief& read, std::size_t expected) {
     if (!built.valid()) {
       graph_.Reserve(graph_.NodeCount() + expected, graph_.EdgeCount() + expected);
-      const auto policy = read.nodes.size() - from >= kThreadFrom ? std::launch::async : std::launch::deferred;
+      const auto policy = read.nodes.size() >= kThreadFrom ? std::launch::async : std::launch::deferred;
       built = std::async(policy, [&feed, &build] {
         while (const auto run = feed.Next()) build(*run);
       });
     }
     NodeRun run;
-    run.nodes.assign(read.nodes.begin() + static_cast<std::ptrdiff_t>(from), read.nodes.end());
-    const std::size_t base = run.nodes.front().knobs_at;
-    run.knobs = read.knobs_text.substr(base);
+    run.nodes = read.nodes;
+    run.knobs = read.knobs_text;
     run.sources.resize(run.nodes.size());
     source_of.resize(read.source_hashes.size());
     for (std::size_t i = 0; i < run.nodes.size(); ++i) {
-      NodeBrief& node = run.nodes[i];
-      node.knobs_at -= base;
+      const NodeBrief& node = run.nodes[i];
       if (!with_knobs || !IsFinal(node.status) || run.KnobsOf(node) == "{}" || !sourced) continue;
       auto& source = source_of[node.source];
       if (source == nullptr) {
