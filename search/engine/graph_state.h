@@ -7,7 +7,7 @@
 // resumable state that belong to it — and only then changes the graph. When
 // the store refuses, the error is returned and nothing changed.
 //
-// A graph of a million nodes opens in a few seconds (docs/BENCHMARKS.md,
+// A graph of a million nodes opens in about two seconds (docs/BENCHMARKS.md,
 // "Opening a graph"): Load reads what selection needs
 // (Store::LoadGraphBrief), and a stored node's candidate, mutation and
 // identity are read from the store when first asked for.
