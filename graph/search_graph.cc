@@ -6,28 +6,40 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
-#include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "core/check.h"
+#include "core/huge_pages.h"
+#include "graph/edge_rows.h"
+#include "graph/lazy_ranking.h"
 
 // Layout, flat for graphs of a million nodes (each allocation and page fault
 // counts when a resumed graph loads): the Boost graph holds the structure only
 // (a vertex per node, an edge per derivation with its kind, its edge list a
-// vector); the GraphNode data lives in fixed-size chunks indexed by the vertex
+// vector); the edges of a loaded graph (AddDerivations on a graph without
+// edges) are kept beside it in compressed rows (an array of each node's
+// children, one of its parents: no allocation per node), older than any
+// edge Boost holds. Each node's first parent (Lineage's step) is kept in an
+// array. The GraphNode data lives in fixed-size chunks indexed by the vertex
 // descriptor, so references returned by Node() stay valid while nodes are
 // added (and identities can be indexed without a copy). Ids map to vertices
 // through a table indexed by the id itself (store ids are dense) with a hash
-// map for the ids it would be wasteful to hold. An ordered set ranks the
-// measured nodes; nodes added since the last ranked read wait in a vector and
-// enter it sorted, in one pass. A vector remembers edges in insertion order.
+// map for the ids it would be wasteful to hold. The measured nodes the first
+// ranked read finds (a loaded graph's) are ranked by a heap that is sorted
+// only as far as reads go; later ones by an ordered set, which nodes added
+// since the last ranked read enter sorted, in one pass. A vector remembers
+// edges in insertion order.
 
 namespace kestrel {
 namespace {
+
+using graph_rows::EdgeRows;
+using graph_rows::StoredEdge;
 
 struct EdgeData {
   EdgeKind kind = EdgeKind::kDerive;
@@ -36,20 +48,22 @@ struct EdgeData {
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
                                     boost::no_property, EdgeData, boost::no_property, boost::vecS>;
 using Vertex = Graph::vertex_descriptor;
+static_assert(std::is_same_v<Vertex, std::size_t>, "EdgeRows and StoredEdge hold vertex indexes");
 
-// An edge as added (descriptors of a vector edge list do not outlive its growth).
-struct StoredEdge {
-  Vertex parent;
-  Vertex child;
-  EdgeKind kind;
-};
+constexpr std::uint32_t kNoParent = UINT32_MAX;
 
 // GraphNodes in chunks of fixed capacity: a node never moves once added.
 class NodeChunks {
  public:
   GraphNode& Add(const GraphNode& node) {
     if (chunks_.empty() || chunks_.back().size() == kChunk) {
-      chunks_.emplace_back().reserve(kChunk);  // untouched memory until used
+      // Untouched memory until used; past the first chunk (a large graph),
+      // in huge pages.
+      if (chunks_.empty()) {
+        chunks_.emplace_back().reserve(kChunk);
+      } else {
+        ReserveHuge(chunks_.emplace_back(), kChunk);
+      }
     }
     ++size_;
     return chunks_.back().emplace_back(node);
@@ -59,7 +73,7 @@ class NodeChunks {
   std::size_t size() const { return size_; }
 
  private:
-  static constexpr std::size_t kChunk = std::size_t{1} << 14;
+  static constexpr std::size_t kChunk = std::size_t{1} << 16;
   std::vector<std::vector<GraphNode>> chunks_;
   std::size_t size_ = 0;
 };
@@ -92,7 +106,7 @@ class VertexTable {
     if (it == sparse_.end()) return std::nullopt;
     return it->second;
   }
-  void Reserve(std::size_t nodes) { dense_.reserve(nodes + kSlack); }
+  void Reserve(std::size_t nodes) { ReserveHuge(dense_, nodes + kSlack); }
 
  private:
   static constexpr std::size_t kSlack = 4096;
@@ -126,8 +140,9 @@ void CheckResult(NodeStatus status, const std::optional<double>& speedup) {
 
 // Drops repeated ids, keeping the first of each: edges of two kinds may join
 // the same pair of nodes, which are still one parent and one child.
+constexpr std::size_t kScanLimit = 32;  // up to here a scan beats hashing
+
 void DropRepeats(std::vector<NodeId>& ids) {
-  constexpr std::size_t kScanLimit = 32;  // up to here a scan beats hashing
   std::size_t kept = 0;
   if (ids.size() <= kScanLimit) {
     for (const NodeId id : ids) {
@@ -158,10 +173,14 @@ struct SearchGraph::Impl {
   // The first node added with each non-empty identity; the keys view the
   // identities held in `nodes`, which never move or change.
   std::unordered_map<std::string_view, NodeId> by_identity;
-  // The ranked nodes: `ranking`, and those added since the last read that
-  // needed it (Settle moves them in). Mutable: a const reader settles.
-  mutable std::set<RankKey, BetterFirst> ranking;
-  mutable std::vector<RankKey> unsettled;
+  // The ranked nodes (slots: vertices): `ranking`, and those added since the
+  // last read that needed it (Settle moves them in). Mutable: a const reader
+  // settles.
+  using Ranking = LazyRanking<RankKey, BetterFirst>;
+  mutable Ranking ranking;
+  mutable std::vector<Ranking::Slotted> unsettled;
+  EdgeRows loaded_children, loaded_parents;  // the loaded edges (AddDerivations)
+  std::vector<std::uint32_t> first_parent;   // by vertex: FirstParent's vertex, or kNoParent
   std::vector<StoredEdge> edge_order;
   std::vector<NodeId> changes;  // the journal (ChangeCount)
 
@@ -171,34 +190,127 @@ struct SearchGraph::Impl {
     return *vertex;
   }
 
-  // Sorted first, the waiting nodes enter the set each next to the last
-  // (all at once into an empty one): linear, where inserting them one by
-  // one as they came would search the tree for each.
+  // The waiting nodes of the first read (a loaded graph's) become the
+  // ranking's heap, in linear time. Later ones, sorted first, enter it each
+  // next to the last: linear, where inserting them one by one as they came
+  // would search the tree for each.
   void Settle() const {
     if (unsettled.empty()) return;
-    std::sort(unsettled.begin(), unsettled.end(), BetterFirst());
     if (ranking.empty()) {
-      ranking.insert(unsettled.begin(), unsettled.end());
-    } else {
-      auto hint = ranking.begin();
-      for (const RankKey& key : unsettled) hint = std::next(ranking.insert(hint, key));
+      ranking.Load(std::move(unsettled));
+      unsettled = {};
+      return;
     }
+    std::sort(unsettled.begin(), unsettled.end(),
+              [](const Ranking::Slotted& a, const Ranking::Slotted& b) { return BetterFirst()(a.key, b.key); });
+    ranking.InsertSorted(unsettled);
     unsettled.clear();
+  }
+
+  template <class Visit>
+  void VisitRanked(const Visit& visit) const {
+    Settle();
+    ranking.VisitInOrder([&](const RankKey& key) { return visit(key.id); });
+  }
+
+  // Calls visit(child, kind) along the vertex's out-edges, oldest first
+  // (the loaded ones, then Boost's), until it returns true.
+  template <class Visit>
+  bool AnyChild(Vertex v, const Visit& visit) const {
+    if (loaded_children.Any(v, visit)) return true;
+    for (const auto& edge : boost::make_iterator_range(boost::out_edges(v, graph))) {
+      if (visit(boost::target(edge, graph), graph[edge].kind)) return true;
+    }
+    return false;
+  }
+  // The same along its in-edges: visit(parent, kind).
+  template <class Visit>
+  bool AnyParent(Vertex v, const Visit& visit) const {
+    if (loaded_parents.Any(v, visit)) return true;
+    for (const auto& edge : boost::make_iterator_range(boost::in_edges(v, graph))) {
+      if (visit(boost::source(edge, graph), graph[edge].kind)) return true;
+    }
+    return false;
   }
 
   bool HasEdge(Vertex parent, Vertex child, EdgeKind kind) const {
     // Scan the shorter of the two adjacency lists: a popular parent may have
     // thousands of children, while a child has few parents (and vice versa).
-    if (boost::out_degree(parent, graph) <= boost::in_degree(child, graph)) {
-      for (const auto& edge : boost::make_iterator_range(boost::out_edges(parent, graph))) {
-        if (boost::target(edge, graph) == child && graph[edge].kind == kind) return true;
-      }
-    } else {
-      for (const auto& edge : boost::make_iterator_range(boost::in_edges(child, graph))) {
-        if (boost::source(edge, graph) == parent && graph[edge].kind == kind) return true;
-      }
+    const std::size_t children = loaded_children.Size(parent) + boost::out_degree(parent, graph);
+    const std::size_t parents = loaded_parents.Size(child) + boost::in_degree(child, graph);
+    if (children <= parents) {
+      return AnyChild(parent, [&](Vertex other, EdgeKind other_kind) { return other == child && other_kind == kind; });
     }
-    return false;
+    return AnyParent(child, [&](Vertex other, EdgeKind other_kind) { return other == parent && other_kind == kind; });
+  }
+
+  // What adding an edge (its child's id `child`) records besides the edge
+  // and its place in edge_order.
+  void Note(const StoredEdge& edge, NodeId child) {
+    if (MadeChild(edge.kind) && first_parent[edge.child] == kNoParent) {
+      first_parent[edge.child] = static_cast<std::uint32_t>(edge.parent);
+    }
+    changes.push_back(child);
+  }
+
+  // The edges of a graph without edges yet (`given`, resolved to
+  // vertices), into the compressed rows; a repeated edge is dropped as
+  // AddDerivation drops it. Repeats are looked for only when a row of
+  // parents shows one (a node with one parent, the most, has none).
+  void LoadEdges(std::vector<StoredEdge> edges, const std::vector<GraphEdge>& given) {
+    const std::size_t vertex_count = nodes.size();
+    loaded_parents.Fill(vertex_count, edges, false);
+    std::vector<bool> repeated;  // by position in `given`; empty: none
+    if (loaded_parents.HasRepeats(kScanLimit)) {
+      repeated = Repeats(edges);
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < edges.size(); ++i) {
+        if (!repeated[i]) edges[kept++] = edges[i];
+      }
+      edges.resize(kept);
+      loaded_parents.Fill(vertex_count, edges, false);
+    }
+    loaded_children.Fill(vertex_count, edges, true);
+    for (std::size_t i = 0, at = 0; i < given.size(); ++i) {
+      if (!repeated.empty() && repeated[i]) continue;
+      Note(edges[at++], given[i].child);
+    }
+    edge_order = std::move(edges);  // in insertion order already (with room to grow)
+  }
+
+  // Which of `edges` repeat an earlier one, found along each parent's row of
+  // every edge's position.
+  std::vector<bool> Repeats(const std::vector<StoredEdge>& edges) const {
+    EdgeRows rows;
+    std::vector<StoredEdge> positions;
+    positions.reserve(edges.size());
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      positions.push_back({edges[i].parent, static_cast<Vertex>(i), edges[i].kind});
+    }
+    rows.Fill(nodes.size(), positions, true);
+    std::vector<bool> repeated(edges.size());
+    std::vector<Vertex> earlier;  // positions of a short row's first edges
+    std::unordered_set<std::uint64_t> seen;  // a long row's (child, kind)
+    for (Vertex v = 0; v < nodes.size(); ++v) {
+      const std::size_t size = rows.Size(v);
+      if (size < 2) continue;
+      earlier.clear();
+      seen.clear();
+      rows.Any(v, [&](Vertex position, EdgeKind kind) {
+        const Vertex child = edges[position].child;
+        bool again = false;
+        if (size <= kScanLimit) {
+          again = std::any_of(earlier.begin(), earlier.end(),
+                              [&](Vertex first) { return edges[first].child == child && edges[first].kind == kind; });
+          if (!again) earlier.push_back(position);
+        } else {
+          again = !seen.insert((static_cast<std::uint64_t>(child) << 8) | static_cast<std::uint64_t>(kind)).second;
+        }
+        repeated[position] = again;
+        return false;
+      });
+    }
+    return repeated;
   }
 };
 
@@ -211,10 +323,12 @@ void SearchGraph::AddNode(const GraphNode& node) {
   CheckResult(node.status, node.speedup);
   KESTREL_CHECK(!impl_->vertex_of.Find(node.id), Describe("duplicate node id", node.id).c_str());
   const std::size_t count = impl_->nodes.size();
+  KESTREL_CHECK(count < kNoParent, "a graph holds fewer than 2^32 nodes");
   impl_->vertex_of.Add(node.id, boost::add_vertex(impl_->graph), count);
+  impl_->first_parent.push_back(kNoParent);
   const GraphNode& stored = impl_->nodes.Add(node);
   if (!stored.identity.empty()) impl_->by_identity.emplace(stored.identity, stored.id);
-  if (IsRanked(node)) impl_->unsettled.push_back({*node.speedup, node.id});
+  if (IsRanked(node)) impl_->unsettled.push_back({{*node.speedup, node.id}, count});
 }
 
 void SearchGraph::Reserve(std::size_t nodes, std::size_t edges) {
@@ -222,11 +336,16 @@ void SearchGraph::Reserve(std::size_t nodes, std::size_t edges) {
   // would otherwise move every array a loaded graph just filled.
   nodes += nodes / 8 + 1024;
   edges += edges / 8 + 1024;
+  // Huge pages for the large arrays (core/huge_pages.h).
   impl_->vertex_of.Reserve(nodes);
-  impl_->graph.m_vertices.reserve(nodes);
+  auto& vertices = impl_->graph.m_vertices;
+  vertices.reserve(nodes);
+  AdviseHugePages(vertices.data(), vertices.capacity() * sizeof(vertices[0]));
+  ReserveHuge(impl_->first_parent, nodes);
+  ReserveHuge(impl_->unsettled, nodes);
   impl_->graph.m_edges.reserve(edges);
-  impl_->edge_order.reserve(edges);
-  impl_->changes.reserve(edges);
+  ReserveHuge(impl_->edge_order, edges);
+  ReserveHuge(impl_->changes, edges);
 }
 
 void SearchGraph::AddDerivation(NodeId parent, NodeId child, EdgeKind kind) {
@@ -237,7 +356,23 @@ void SearchGraph::AddDerivation(NodeId parent, NodeId child, EdgeKind kind) {
   const bool added = boost::add_edge(from, to, EdgeData{kind}, impl_->graph).second;
   KESTREL_CHECK(added, "boost::add_edge refused an edge");
   impl_->edge_order.push_back({from, to, kind});
-  impl_->changes.push_back(child);
+  impl_->Note({from, to, kind}, child);
+}
+
+void SearchGraph::AddDerivations(const std::vector<GraphEdge>& edges) {
+  // Rows are filled once, for a graph without edges; later edges go to Boost.
+  if (!impl_->edge_order.empty() || !impl_->loaded_children.empty()) {
+    for (const GraphEdge& edge : edges) AddDerivation(edge.parent, edge.child, edge.kind);
+    return;
+  }
+  KESTREL_CHECK(edges.size() < kNoParent, "a graph holds fewer than 2^32 edges");
+  std::vector<StoredEdge> resolved;
+  ReserveHuge(resolved, edges.size() + edges.size() / 8 + 1024);  // it becomes edge_order: room to grow
+  for (const GraphEdge& edge : edges) {
+    KESTREL_CHECK(edge.parent != edge.child, Describe("a node cannot derive from itself", edge.child).c_str());
+    resolved.push_back({impl_->VertexOf(edge.parent), impl_->VertexOf(edge.child), edge.kind});
+  }
+  impl_->LoadEdges(std::move(resolved), edges);
 }
 
 bool SearchGraph::Contains(NodeId id) const { return impl_->vertex_of.Find(id).has_value(); }
@@ -252,12 +387,13 @@ const GraphNode& SearchGraph::Node(NodeId id) const { return impl_->nodes[impl_-
 
 void SearchGraph::SetResult(NodeId id, NodeStatus status, std::optional<double> speedup) {
   CheckResult(status, speedup);
-  GraphNode& node = impl_->nodes[impl_->VertexOf(id)];
+  const Vertex vertex = impl_->VertexOf(id);
+  GraphNode& node = impl_->nodes[vertex];
   impl_->Settle();
-  if (IsRanked(node)) impl_->ranking.erase({*node.speedup, node.id});
+  if (IsRanked(node)) impl_->ranking.Erase({*node.speedup, node.id}, vertex);
   node.status = status;
   node.speedup = speedup;
-  if (IsRanked(node)) impl_->ranking.insert({*node.speedup, node.id});
+  if (IsRanked(node)) impl_->ranking.Insert({*node.speedup, node.id});
   impl_->changes.push_back(id);
 }
 
@@ -267,60 +403,59 @@ void SearchGraph::NoteExpansion(NodeId id) {
 }
 
 std::vector<NodeId> SearchGraph::Children(NodeId id) const {
-  const Graph& graph = impl_->graph;
   std::vector<NodeId> children;
-  for (const auto& edge : boost::make_iterator_range(boost::out_edges(impl_->VertexOf(id), graph))) {
-    children.push_back(impl_->nodes[boost::target(edge, graph)].id);
-  }
+  impl_->AnyChild(impl_->VertexOf(id), [&](Vertex child, EdgeKind) {
+    children.push_back(impl_->nodes[child].id);
+    return false;
+  });
   DropRepeats(children);
   return children;
 }
 
 std::vector<NodeId> SearchGraph::Parents(NodeId id) const {
-  const Graph& graph = impl_->graph;
   std::vector<NodeId> parents;
-  for (const auto& edge : boost::make_iterator_range(boost::in_edges(impl_->VertexOf(id), graph))) {
-    parents.push_back(impl_->nodes[boost::source(edge, graph)].id);
-  }
+  impl_->AnyParent(impl_->VertexOf(id), [&](Vertex parent, EdgeKind) {
+    parents.push_back(impl_->nodes[parent].id);
+    return false;
+  });
   DropRepeats(parents);
   return parents;
 }
 
 std::optional<NodeId> SearchGraph::FirstParent(NodeId id) const {
-  const Graph& graph = impl_->graph;
-  auto [edge, last] = boost::in_edges(impl_->VertexOf(id), graph);
-  while (edge != last && !MadeChild(graph[*edge].kind)) ++edge;
-  if (edge == last) return std::nullopt;
-  return impl_->nodes[boost::source(*edge, graph)].id;
+  const std::uint32_t parent = impl_->first_parent[impl_->VertexOf(id)];
+  if (parent == kNoParent) return std::nullopt;
+  return impl_->nodes[parent].id;
+}
+
+std::optional<std::size_t> SearchGraph::FirstParentAt(std::size_t index) const {
+  KESTREL_CHECK(index < impl_->nodes.size(), "a node index past the graph");
+  const std::uint32_t parent = impl_->first_parent[index];
+  if (parent == kNoParent) return std::nullopt;
+  return parent;
 }
 
 std::vector<NodeId> SearchGraph::Lineage(NodeId id) const {
-  const Graph& graph = impl_->graph;
-  const std::size_t vertex_count = boost::num_vertices(graph);
+  const std::size_t vertex_count = impl_->nodes.size();
   std::vector<NodeId> path;
-  Vertex vertex = impl_->VertexOf(id);
-  for (;;) {
+  // The oldest derivation's parent (Impl::Note); "duplicate" and
+  // "same_code" edges point at an existing node, not at its origin.
+  for (std::uint32_t vertex = static_cast<std::uint32_t>(impl_->VertexOf(id)); vertex != kNoParent;
+       vertex = impl_->first_parent[vertex]) {
     path.push_back(impl_->nodes[vertex].id);
     // A path longer than the graph has nodes has gone round a cycle.
     KESTREL_CHECK(path.size() <= vertex_count, Describe("first parents form a cycle", id).c_str());
-    // The oldest derivation (in-edges keep insertion order); "duplicate"
-    // and "same_code" edges point at an existing node, not at its origin.
-    auto [edge, last] = boost::in_edges(vertex, graph);
-    while (edge != last && !MadeChild(graph[*edge].kind)) ++edge;
-    if (edge == last) break;  // a root
-    vertex = boost::source(*edge, graph);
   }
   return {path.rbegin(), path.rend()};
 }
 
 std::vector<NodeId> SearchGraph::Best(std::size_t k) const {
-  impl_->Settle();
   std::vector<NodeId> best;
-  best.reserve(std::min(k, impl_->ranking.size()));
-  for (const RankKey& key : impl_->ranking) {
-    if (best.size() == k) break;
-    best.push_back(key.id);
-  }
+  if (k == 0) return best;
+  impl_->VisitRanked([&](NodeId id) {
+    best.push_back(id);
+    return best.size() < k;
+  });
   return best;
 }
 
@@ -348,10 +483,7 @@ const GraphNode& SearchGraph::NodeAt(std::size_t index) const {
 std::size_t SearchGraph::IndexOf(NodeId id) const { return impl_->VertexOf(id); }
 
 void SearchGraph::VisitRanked(const std::function<bool(NodeId)>& visit) const {
-  impl_->Settle();
-  for (const RankKey& key : impl_->ranking) {
-    if (!visit(key.id)) return;
-  }
+  impl_->VisitRanked(visit);
 }
 
 std::size_t SearchGraph::ChangeCount() const { return impl_->changes.size(); }

@@ -55,6 +55,11 @@ class SearchGraph {
   void Reserve(std::size_t nodes, std::size_t edges = 0);
   // Adds parent -> child; both must exist. A repeated edge is kept once.
   void AddDerivation(NodeId parent, NodeId child, EdgeKind kind);
+  // The same for each edge in order, with the same result as one
+  // AddDerivation after another. On a graph without edges yet (a loaded
+  // graph) they are kept in compressed rows instead of Boost's per-node
+  // vectors: a million edges without a million allocations.
+  void AddDerivations(const std::vector<GraphEdge>& edges);
   bool Contains(NodeId id) const;
   std::optional<NodeId> FindByIdentity(const std::string& identity) const;
   // The node's data; it must exist.
@@ -73,6 +78,8 @@ class SearchGraph {
   // The next step of Lineage: the node's oldest parent along a derive or fix
   // edge; nullopt for a root.
   std::optional<NodeId> FirstParent(NodeId id) const;
+  // The same by insertion index: the first parent's index (IndexOf).
+  std::optional<std::size_t> FirstParentAt(std::size_t index) const;
   // The k measured nodes with the highest speedup, best first (ties: lower id).
   std::vector<NodeId> Best(std::size_t k) const;
   // Every node id, in insertion order.

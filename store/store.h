@@ -160,7 +160,16 @@ class Store {
   Result<std::vector<EdgeRecord>> LoadEdges(std::int64_t graph_id);
   // A graph's nodes and edges as selection reads them (records.h: GraphBrief):
   // a million nodes in well under a second, where LoadNodes takes many.
-  Result<GraphBrief> LoadGraphBrief(std::int64_t graph_id);
+  // `on_nodes`, when given, is called (on this thread) as the nodes are
+  // read, before the edges are, with each next run of them (run.nodes, their
+  // knobs in run.knobs_text, run.source_hashes every source so far) and how
+  // many nodes to expect in all (a hint): a caller may build from them while
+  // the rest loads. A large graph's come in runs of thousands, a small one's
+  // in one. The brief then drops them: the one returned holds no nodes
+  // (memory a million nodes would fill twice). It may read the store (a
+  // source), not write it.
+  using NodesRead = std::function<void(const GraphBrief& run, std::size_t expected)>;
+  Result<GraphBrief> LoadGraphBrief(std::int64_t graph_id, const NodesRead& on_nodes = {});
   // Oldest first, with raw samples and mismatches; empty for an unknown node.
   Result<std::vector<MeasurementRecord>> GetMeasurements(std::int64_t node_id);
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/huge_pages.h"
 #include "store/codec.h"
 #include "store/store.h"
 #include "store/store_impl.h"
@@ -441,7 +442,7 @@ Result<std::vector<EdgeRecord>> Store::LoadEdges(std::int64_t graph_id) {
   }
 }
 
-Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
+Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id, const NodesRead& on_nodes) {
   GraphBrief brief;
   std::unordered_map<std::string, std::uint32_t> source_index;
   // Room for the id range's nodes (a bound on their count; the memory past
@@ -454,19 +455,38 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
   if (auto row = (*range)->Step(); !row) return Fail(row.error());
   const std::size_t span = static_cast<std::size_t>(std::max<std::int64_t>(0, (*range)->Int(1) - (*range)->Int(0) + 1));
   (*range)->Reset();
-  brief.nodes.reserve(span);
+  constexpr std::size_t kRun = 16384;  // nodes handed to on_nodes at a time
+  ReserveHuge(brief.nodes, on_nodes ? kRun : span);
   auto nodes = impl_->Prepare("LoadGraphBrief", R"sql(
     SELECT n.id, n.run_id, n.status, n.speedup, n.expansions, n.source_hash, n.knobs_json
     FROM nodes n WHERE n.graph_id = ?1 ORDER BY n.id)sql");
   if (!nodes) return Fail(nodes.error());
   (*nodes)->Bind(1, graph_id);
+  const auto hand = [&] {
+    if (!on_nodes || brief.nodes.empty()) return;
+    on_nodes(brief, span);
+    brief.nodes.clear();  // the buffers keep their room for the next run
+    brief.knobs_text.clear();
+  };
+  // The graph's ids (a bit each, from the first), for the edges below.
+  std::int64_t first = 0, last = 0;
+  std::size_t count = 0;
+  std::vector<bool> mine;
+  mine.reserve(span);
+  std::uint32_t previous = 0;  // the source of the row before
   for (;;) {
     auto row = (*nodes)->Step();
     if (!row) return Fail(row.error());
     if (!*row) break;
+    if (brief.nodes.size() == kRun) hand();
     const store::Statement& r = **nodes;
     NodeBrief& node = brief.nodes.emplace_back();
     node.id = r.Int(0);
+    if (count++ == 0) first = node.id;
+    last = node.id;
+    const auto bit = static_cast<std::size_t>(node.id - first);
+    if (bit >= mine.size()) mine.resize(std::max(bit + 1, 2 * mine.size()));
+    mine[bit] = true;
     node.run_id = r.Int(1);
     const auto status = ParseNodeStatus(r.TextView(2));
     if (!status) {
@@ -477,7 +497,6 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
     node.expansions = r.Int(4);
     // Knob variants share their source: most rows name the previous row's.
     const std::string_view hash = r.TextView(5);
-    const std::uint32_t previous = brief.nodes.size() > 1 ? brief.nodes[brief.nodes.size() - 2].source : 0;
     if (!brief.source_hashes.empty() && brief.source_hashes[previous] == hash) {
       node.source = previous;
     } else {
@@ -486,30 +505,31 @@ Result<GraphBrief> Store::LoadGraphBrief(std::int64_t graph_id) {
       if (added) brief.source_hashes.emplace_back(hash);
       node.source = known->second;
     }
+    previous = node.source;
     const std::string_view knobs = r.TextView(6);
-    if (brief.nodes.size() == 1) brief.knobs_text.reserve(span * (knobs.size() + knobs.size() / 4));  // a guess
+    if (count == 1) {  // room for the knobs of a run, or of all (a guess)
+      ReserveHuge(brief.knobs_text, (on_nodes ? kRun : span) * (knobs.size() + knobs.size() / 4));
+    }
     node.knobs_at = brief.knobs_text.size();
     node.knobs_size = knobs.size();
     brief.knobs_text.append(knobs);
   }
-  if (brief.nodes.empty()) return brief;
+  hand();
+  if (count == 0) return brief;
   // The edges table has no graph column: scan it in creation order over the
   // graph's id range (no index: a sort of every edge would cost more), and
   // keep the edges whose child is one of the graph's nodes.
   auto edges = impl_->Prepare("LoadGraphBriefEdges", R"sql(
     SELECT e.parent_id, e.child_id, e.kind FROM edges e WHERE +e.child_id BETWEEN ?1 AND ?2 ORDER BY e.id)sql");
   if (!edges) return Fail(edges.error());
-  (*edges)->Bind(1, brief.nodes.front().id).Bind(2, brief.nodes.back().id);
-  // A bit per id of the range: the graph's own (a search per edge costs more
-  // than the scan at a million edges).
-  const std::int64_t first = brief.nodes.front().id;
-  std::vector<bool> mine(static_cast<std::size_t>(brief.nodes.back().id - first + 1));
-  for (const NodeBrief& node : brief.nodes) mine[static_cast<std::size_t>(node.id - first)] = true;
+  (*edges)->Bind(1, first).Bind(2, last);
+  // A bit per id of the range (`mine`): the graph's own (a search per edge
+  // costs more than the scan at a million edges).
   const auto in_graph = [&](std::int64_t id) {
     return id >= first && id - first < static_cast<std::int64_t>(mine.size()) &&
            mine[static_cast<std::size_t>(id - first)];
   };
-  brief.edges.reserve(brief.nodes.size());  // a node has one parent, mostly
+  ReserveHuge(brief.edges, count);  // a node has one parent, mostly
   for (;;) {
     auto row = (*edges)->Step();
     if (!row) return Fail(row.error());

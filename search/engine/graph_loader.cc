@@ -22,13 +22,16 @@ Result<LoadedGraph> LoadSearchGraph(Store& store, std::int64_t graph_id) {
   auto edges = store.LoadEdges(graph_id);
   if (!edges) return Fail(edges.error());
   for (const NodeRecord& record : *nodes) loaded.graph.AddNode(ToGraphNode(record));
+  std::vector<GraphEdge> derivations;
+  derivations.reserve(edges->size());
   for (const EdgeRecord& edge : *edges) {
     // A self-edge says nothing about where a node came from; databases
     // written before duplicates of the parent itself were kept edge-free
     // (each is a run event now) may hold one.
     if (edge.parent == edge.child) continue;
-    loaded.graph.AddDerivation(edge.parent, edge.child, edge.kind);
+    derivations.push_back({edge.parent, edge.child, edge.kind});
   }
+  loaded.graph.AddDerivations(derivations);
   loaded.nodes = std::move(*nodes);
   return loaded;
 }

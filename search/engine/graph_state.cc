@@ -1,69 +1,159 @@
 #include "search/engine/graph_state.h"
 
+#include <condition_variable>
+#include <deque>
 #include <future>
+#include <mutex>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/huge_pages.h"
 #include "search/engine/graph_loader.h"
 
 namespace kestrel::engine {
+namespace {
+
+// A run of nodes as the store handed it over, copied (the store reads the
+// next run into the same buffers while this one is built): each node's
+// knobs_at into `knobs`, and its source when `with_knobs` is told of it
+// (else nullptr).
+struct NodeRun {
+  std::vector<NodeBrief> nodes;
+  std::string knobs;
+  std::vector<const std::shared_ptr<const std::string>*> sources;
+
+  std::string_view KnobsOf(const NodeBrief& node) const {
+    return std::string_view(knobs).substr(node.knobs_at, node.knobs_size);
+  }
+};
+
+// Runs of nodes, from the thread that reads the store to the one that
+// builds the graph.
+class NodeFeed {
+ public:
+  void Push(NodeRun run) {
+    {
+      std::lock_guard lock(mutex_);
+      runs_.push_back(std::move(run));
+    }
+    ready_.notify_one();
+  }
+  // No more runs: Next returns nullopt once the last is taken.
+  void Close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    ready_.notify_one();
+  }
+  std::optional<NodeRun> Next() {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [this] { return !runs_.empty() || closed_; });
+    if (runs_.empty()) return std::nullopt;
+    NodeRun run = std::move(runs_.front());
+    runs_.pop_front();
+    return run;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<NodeRun> runs_;
+  bool closed_ = false;
+};
+
+// Closes the feed when it goes out of scope, a query that throws included,
+// so that the thread building from it returns.
+struct FeedCloser {
+  NodeFeed& feed;
+  ~FeedCloser() { feed.Close(); }
+};
+
+}  // namespace
 
 GraphState::GraphState(Store& store, std::int64_t graph_id, std::int64_t run_id, std::int64_t host_id)
     : store_(store), graph_id_(graph_id), run_id_(run_id), host_id_(host_id) {}
 
 Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const StoredKnobs&)>& with_knobs) {
-  auto brief = store_.LoadGraphBrief(graph_id_);
-  if (!brief) return Fail(brief.error());
-  const auto has_knobs = [&](const NodeBrief& node) { return IsFinal(node.status) && brief->KnobsOf(node) != "{}"; };
-  // The sources of the nodes `with_knobs` is told of, read here: the store
-  // is this thread's.
-  std::vector<std::shared_ptr<const std::string>> sources(brief->source_hashes.size());
-  if (with_knobs) {
-    for (const NodeBrief& node : brief->nodes) {
-      auto& source = sources[node.source];
-      if (source || !has_knobs(node)) continue;
-      auto text = Source(brief->source_hashes[node.source]);
-      if (!text) return Fail(text.error());
-      source = std::move(*text);
-    }
-  }
-  // `with_knobs` (the advisor's keys) on a thread of its own while this one
-  // builds the graph: the two halves of opening a million nodes overlap. A
-  // small graph is not worth a thread: then it runs here, after the graph.
+  // The nodes enter the graph, and `with_knobs` hears of them, as the store
+  // reads them: a large graph's on a thread of its own, which the store
+  // hands them over to in runs, so that building overlaps the query; a small
+  // one's (not worth a thread) here, after it.
   constexpr std::size_t kThreadFrom = 10000;
-  std::future<void> observed;
-  if (with_knobs) {
-    const auto policy = brief->nodes.size() >= kThreadFrom ? std::launch::async : std::launch::deferred;
-    observed = std::async(policy, [&] {
-      for (const NodeBrief& node : brief->nodes) {
-        if (!has_knobs(node)) continue;
-        const std::optional<double> speedup = node.status == NodeStatus::kMeasured ? node.speedup : std::nullopt;
-        with_knobs({node.id, node.status, speedup, &sources[node.source], brief->KnobsOf(node)});
-      }
-    });
-  }
   std::vector<NodeId> unfinished;
-  graph_.Reserve(graph_.NodeCount() + brief->nodes.size(), graph_.EdgeCount() + brief->edges.size());
-  for (const NodeBrief& node : brief->nodes) {
-    GraphNode stored;
-    stored.id = node.id;
-    stored.status = node.status;
-    stored.speedup = node.status == NodeStatus::kMeasured ? node.speedup : std::nullopt;
-    stored.run_id = node.run_id;
-    stored.expansions = static_cast<int>(node.expansions);
-    graph_.AddNode(stored);
-    if (!IsFinal(node.status)) unfinished.push_back(node.id);
+  const auto build = [&](const NodeRun& run) {
+    for (std::size_t i = 0; i < run.nodes.size(); ++i) {
+      const NodeBrief& node = run.nodes[i];
+      GraphNode stored;
+      stored.id = node.id;
+      stored.status = node.status;
+      stored.speedup = node.status == NodeStatus::kMeasured ? node.speedup : std::nullopt;
+      stored.run_id = node.run_id;
+      stored.expansions = static_cast<int>(node.expansions);
+      graph_.AddNode(stored);
+      if (!IsFinal(node.status)) unfinished.push_back(node.id);
+      if (run.sources[i] != nullptr) {
+        with_knobs({node.id, node.status, stored.speedup, run.sources[i], run.KnobsOf(node)});
+      }
+    }
+  };
+  NodeFeed feed;
+  std::future<void> built;
+  // Each source's text, for the nodes `with_knobs` is told of: read on this
+  // thread (the store is this thread's), held in sources_ (whose values do
+  // not move).
+  std::vector<const std::shared_ptr<const std::string>*> source_of;
+  Status sourced;  // the first source the store could not read
+  const auto hand = [&](const GraphBrief& read, std::size_t expected) {
+    if (!built.valid()) {
+      graph_.Reserve(graph_.NodeCount() + expected, graph_.EdgeCount() + expected);
+      const auto policy = read.nodes.size() >= kThreadFrom ? std::launch::async : std::launch::deferred;
+      built = std::async(policy, [&feed, &build] {
+        while (const auto run = feed.Next()) build(*run);
+      });
+    }
+    NodeRun run;
+    run.nodes = read.nodes;
+    run.knobs = read.knobs_text;
+    run.sources.resize(run.nodes.size());
+    source_of.resize(read.source_hashes.size());
+    for (std::size_t i = 0; i < run.nodes.size(); ++i) {
+      const NodeBrief& node = run.nodes[i];
+      if (!with_knobs || !IsFinal(node.status) || run.KnobsOf(node) == "{}" || !sourced) continue;
+      auto& source = source_of[node.source];
+      if (source == nullptr) {
+        const std::string& hash = read.source_hashes[node.source];
+        if (auto text = Source(hash); !text) {
+          sourced = Fail(text.error());
+          continue;
+        }
+        source = &sources_.at(hash);
+      }
+      run.sources[i] = source;
+    }
+    feed.Push(std::move(run));
+  };
+  Result<GraphBrief> brief;
+  {
+    const FeedCloser closer{feed};
+    brief = store_.LoadGraphBrief(graph_id_, hand);
   }
+  if (built.valid()) built.get();  // rethrows what the thread threw
+  if (!brief) return Fail(brief.error());
+  if (!sourced) return Fail(sourced.error());
+  std::vector<GraphEdge> edges;
+  ReserveHuge(edges, brief->edges.size());
   for (const EdgeBrief& edge : brief->edges) {
     // A self-edge says nothing about where a node came from; databases
     // written before duplicates of the parent itself were kept edge-free
     // (each is a run event now) may hold one.
     if (edge.parent == edge.child) continue;
-    graph_.AddDerivation(edge.parent, edge.child, edge.kind);
+    edges.push_back({edge.parent, edge.child, edge.kind});
     if (edge.kind == EdgeKind::kSameCode) same_code_copies_.insert(edge.parent);
   }
-  if (observed.valid()) observed.get();  // rethrows what the thread threw
+  graph_.AddDerivations(edges);
   return unfinished;
 }
 

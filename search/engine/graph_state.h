@@ -7,7 +7,7 @@
 // resumable state that belong to it — and only then changes the graph. When
 // the store refuses, the error is returned and nothing changed.
 //
-// A graph of a million nodes opens in a few seconds (docs/BENCHMARKS.md,
+// A graph of a million nodes opens in about two seconds (docs/BENCHMARKS.md,
 // "Opening a graph"): Load reads what selection needs
 // (Store::LoadGraphBrief), and a stored node's candidate, mutation and
 // identity are read from the store when first asked for.
@@ -70,10 +70,10 @@ class GraphState {
     std::string_view knobs_json;
   };
   // Reads the task's graph: nodes, derivations, stored expansions. Calls
-  // `with_knobs` for every final node that has knob values, in id order, on
-  // a thread of its own while the graph is built when the graph is large (it
-  // must not read the graph; it has returned for the last node when Load
-  // returns).
+  // `with_knobs` for every final node that has knob values, in id order. A
+  // large graph's nodes are added, and `with_knobs` called, on a thread of
+  // its own while the store reads the rest (`with_knobs` must not read the
+  // graph; it has returned for the last node when Load returns).
   // Returns the nodes whose evaluation has not ended (proposed or built), in id order.
   Result<std::vector<NodeId>> Load(const std::function<void(const StoredKnobs&)>& with_knobs = {});
 

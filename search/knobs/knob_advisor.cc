@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/huge_pages.h"
 #include "search/knobs/configuration_set.h"
 #include "search/knobs/cost_model.h"
 #include "search/knobs/knob_space.h"
@@ -60,6 +61,9 @@ struct KnobAdvisor::Space {
   void AddKey(NodeId node, std::string key, std::optional<double> speedup) {
     const bool ok = speedup && *speedup > 0;
     seen.Insert(key);
+    // Grown by doubling as push_back would, in huge pages: a resumed graph's
+    // million observations arrive at once.
+    if (observed.size() == observed.capacity()) ReserveHuge(observed, std::max<std::size_t>(64, 2 * observed.size()));
     observed.push_back({node, std::move(key), ok ? static_cast<float>(*speedup) : 0.0f});
     if (!ok) return;
     ++measured;

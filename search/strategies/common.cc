@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/huge_pages.h"
 #include "search/strategies/strategies.h"
 
 namespace kestrel::strategies {
@@ -27,7 +28,7 @@ void SubtreeBest::Build(const SearchGraph& graph) {
   graph_ = &graph;
   unfinished_.clear();
   // Room for the nodes a run adds: the first of them does not move the array.
-  best_.reserve(graph.NodeCount() + graph.NodeCount() / 8 + 1024);
+  ReserveHuge(best_, graph.NodeCount() + graph.NodeCount() / 8 + 1024);
   best_.assign(graph.NodeCount(), 0.0);
   for (std::size_t i = graph.NodeCount(); i-- > 0;) {
     const GraphNode& node = graph.NodeAt(i);
@@ -35,8 +36,8 @@ void SubtreeBest::Build(const SearchGraph& graph) {
     if (node.status == NodeStatus::kMeasured && node.speedup) best = std::max(best, *node.speedup);
     if (!IsFinal(node.status)) unfinished_.push_back(node.id);
     if (best <= 0) continue;
-    if (const auto parent = graph.FirstParent(node.id)) {
-      double& above = best_[graph.IndexOf(*parent)];
+    if (const auto parent = graph.FirstParentAt(i)) {
+      double& above = best_[*parent];
       above = std::max(above, best);
     }
   }

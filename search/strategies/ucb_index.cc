@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "core/huge_pages.h"
 
 namespace kestrel::strategies {
 namespace {
@@ -57,7 +58,7 @@ void UcbIndex::Insert(NodeId id, const Entry& entry) {
 
 void UcbIndex::Enter(Group& group, NodeId id, const Entry& entry) {
   ++group.count;
-  group.by_expansions[entry.expansions].insert({-Q(entry), id});
+  group.by_expansions[entry.expansions].Insert({-Q(entry), id});
   group.total_expansions += entry.expansions;
   Push(group, &Group::lineages, entry.lineage, id);
   if (keep_fastest_) Push(group, &Group::speedups, entry.own, id);
@@ -65,8 +66,8 @@ void UcbIndex::Enter(Group& group, NodeId id, const Entry& entry) {
 
 void UcbIndex::Leave(Group& group, NodeId id, const Entry& entry) {
   const auto set = group.by_expansions.find(entry.expansions);
-  const std::size_t erased = set == group.by_expansions.end() ? 0 : set->second.erase({-Q(entry), id});
-  KESTREL_CHECK(erased == 1, "a node's groups grew without a Join");
+  const bool erased = set != group.by_expansions.end() && set->second.Erase({-Q(entry), id}, graph_->IndexOf(id));
+  KESTREL_CHECK(erased, "a node's groups grew without a Join");
   if (set->second.empty()) group.by_expansions.erase(set);
 }
 
@@ -79,7 +80,7 @@ void UcbIndex::Replace(NodeId id, const Entry& entry) {
     Group& group = groups_[static_cast<std::size_t>(index)];
     if (moved) {
       Leave(group, id, old);
-      group.by_expansions[entry.expansions].insert({-Q(entry), id});
+      group.by_expansions[entry.expansions].Insert({-Q(entry), id});
       group.total_expansions += entry.expansions - old.expansions;
     }
     if (old.lineage != entry.lineage) Push(group, &Group::lineages, entry.lineage, id);
@@ -99,11 +100,11 @@ void UcbIndex::Rebuild(Group& group) {
   group.lineages.clear();
   group.speedups.clear();
   for (const auto& [expansions, set] : group.by_expansions) {
-    for (const auto& [q, id] : set) {
-      const Entry* entry = Find(id);
-      group.lineages.emplace_back(entry->lineage, id);
-      if (keep_fastest_) group.speedups.emplace_back(entry->own, id);
-    }
+    set.VisitAll([&](const Key& key) {
+      const Entry* entry = Find(key.second);
+      group.lineages.emplace_back(entry->lineage, key.second);
+      if (keep_fastest_) group.speedups.emplace_back(entry->own, key.second);
+    });
   }
   std::make_heap(group.lineages.begin(), group.lineages.end(), LowerLineage);
   std::make_heap(group.speedups.begin(), group.speedups.end(), Slower);
@@ -178,12 +179,14 @@ void UcbIndex::Catch(const SearchGraph& graph, const std::function<bool(NodeId)>
 
 void UcbIndex::Build(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted) {
   // The first read (a resumed graph): v in one pass, then every expandable
-  // node as it is now, so the journal so far is in it. Each set is filled
-  // from sorted keys at its end (linear), not searched a million times.
+  // node as it is now, so the journal so far is in it. Each expansion
+  // count's ranking is loaded as a heap (linear), neither sorted whole nor
+  // searched a million times.
   subtree_.Build(graph);
-  entries_.reserve(graph.NodeCount() + graph.NodeCount() / 8 + 1024);  // as SubtreeBest's
+  ReserveHuge(entries_, graph.NodeCount() + graph.NodeCount() / 8 + 1024);  // as SubtreeBest's
   entries_.assign(graph.NodeCount(), Entry{});
-  std::vector<std::vector<std::pair<int, Key>>> keys(groups_.size());  // per group: (e, key) of its members
+  // Per group, per expansion count: its members' keys, slotted by insertion index.
+  std::vector<std::map<int, std::vector<LazyRanking<Key>::Slotted>>> keys(groups_.size());
   for (; seen_ < graph.NodeCount(); ++seen_) {
     const GraphNode& node = graph.NodeAt(seen_);
     if (node.status != NodeStatus::kMeasured || !node.speedup || exhausted(node.id)) continue;
@@ -193,20 +196,16 @@ void UcbIndex::Build(const SearchGraph& graph, const std::function<bool(NodeId)>
       Group& group = groups_[static_cast<std::size_t>(index)];
       ++group.count;
       group.total_expansions += entry.expansions;
-      keys[static_cast<std::size_t>(index)].push_back({entry.expansions, {-Q(entry), node.id}});
+      keys[static_cast<std::size_t>(index)][entry.expansions].push_back({{-Q(entry), node.id}, seen_});
       group.lineages.emplace_back(entry.lineage, node.id);
       if (keep_fastest_) group.speedups.emplace_back(entry.own, node.id);
     }
   }
   for (std::size_t index = 0; index < groups_.size(); ++index) {
     Group& group = groups_[index];
-    std::sort(keys[index].begin(), keys[index].end());
     std::make_heap(group.lineages.begin(), group.lineages.end(), LowerLineage);
     std::make_heap(group.speedups.begin(), group.speedups.end(), Slower);
-    for (const auto& [expansions, key] : keys[index]) {
-      std::set<Key>& set = group.by_expansions[expansions];
-      set.insert(set.end(), key);
-    }
+    for (auto& [expansions, members] : keys[index]) group.by_expansions[expansions].Load(std::move(members));
   }
   journal_ = graph.ChangeCount();
 }
@@ -240,15 +239,17 @@ std::optional<NodeId> UcbIndex::Select(const SearchGraph& graph, const std::func
   double top = -std::numeric_limits<double>::infinity();
   for (const auto& [expansions, set] : group.by_expansions) {
     const double explore = weights_.exploration * std::sqrt(log_total / (1.0 + expansions));
-    const double head_q = -set.begin()->first;
+    std::optional<double> head_q;
     std::size_t taken = 0;
-    for (auto it = set.begin(); it != set.end() && taken < kTied; ++it, ++taken) {
-      const double q = -it->first;
-      if (head_q - q > kTie * std::max(1.0, best)) break;
+    set.VisitInOrder([&](const Key& key) {
+      const double q = -key.first;
+      if (!head_q) head_q = q;
+      if (*head_q - q > kTie * std::max(1.0, best)) return false;
       const double score = (best > 0 ? q / best : 0.0) + explore;
-      heads.emplace_back(score, it->second);
+      heads.emplace_back(score, key.second);
       top = std::max(top, score);
-    }
+      return ++taken < kTied;
+    });
   }
   std::vector<NodeId> tied;
   for (const auto& [score, id] : heads) {

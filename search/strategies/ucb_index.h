@@ -29,10 +29,10 @@
 #include <map>
 #include <optional>
 #include <random>
-#include <set>
 #include <utility>
 #include <vector>
 
+#include "graph/lazy_ranking.h"
 #include "graph/search_graph.h"
 #include "search/strategies/strategies.h"
 
@@ -79,7 +79,9 @@ class UcbIndex {
   // no longer holds that value is left in place and dropped when it comes to
   // the top (an update is a push, not a search).
   struct Group {
-    std::map<int, std::set<Key>> by_expansions;
+    // Slots: insertion indexes. A resumed graph's nodes are the first batch
+    // of each (sorted only as far as selections read).
+    std::map<int, LazyRanking<Key>> by_expansions;
     std::vector<Ranked> lineages;  // (max(s, v), node): s* is the top
     std::vector<Ranked> speedups;  // (s, node), lower id first on ties; kept with keep_fastest_
     std::size_t count = 0;         // members with an entry
@@ -87,8 +89,8 @@ class UcbIndex {
   };
 
   void Catch(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted);
-  // The first read of a graph: every expandable node, the sets filled from
-  // sorted input in one pass.
+  // The first read of a graph: every expandable node, each expansion
+  // count's ranking loaded in linear time.
   void Build(const SearchGraph& graph, const std::function<bool(NodeId)>& exhausted);
   // The groups of `id`, in a buffer that the next call overwrites.
   const std::vector<int>& GroupsOf(NodeId id);

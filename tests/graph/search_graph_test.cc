@@ -27,6 +27,30 @@ GraphNode MeasuredNode(NodeId id, double speedup) {
   return node;
 }
 
+// `in_bulk` reads as `one_by_one`: edges, journal, children, parents,
+// lineages and first parents of nodes 0..NodeCount()-1.
+void CheckSameEdges(const SearchGraph& in_bulk, const SearchGraph& one_by_one) {
+  REQUIRE(in_bulk.EdgeCount() == one_by_one.EdgeCount());
+  REQUIRE(in_bulk.ChangeCount() == one_by_one.ChangeCount());
+  for (std::size_t i = 0; i < one_by_one.ChangeCount(); ++i) CHECK(in_bulk.ChangedAt(i) == one_by_one.ChangedAt(i));
+  const std::vector<GraphEdge> expected = one_by_one.Edges(), got = in_bulk.Edges();
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(got[i].parent == expected[i].parent);
+    CHECK(got[i].child == expected[i].child);
+    CHECK(got[i].kind == expected[i].kind);
+  }
+  for (NodeId id = 0; id < static_cast<NodeId>(one_by_one.NodeCount()); ++id) {
+    CAPTURE(id);
+    CHECK(in_bulk.Children(id) == one_by_one.Children(id));
+    CHECK(in_bulk.Parents(id) == one_by_one.Parents(id));
+    CHECK(in_bulk.Lineage(id) == one_by_one.Lineage(id));
+    CHECK(in_bulk.FirstParent(id) == one_by_one.FirstParent(id));
+    const auto parent = in_bulk.FirstParentAt(in_bulk.IndexOf(id));
+    CHECK(parent.has_value() == in_bulk.FirstParent(id).has_value());
+    if (parent) CHECK(in_bulk.NodeAt(*parent).id == *in_bulk.FirstParent(id));
+  }
+}
+
 using Ids = std::vector<NodeId>;
 
 TEST_SUITE("SearchGraph") {
@@ -289,6 +313,85 @@ TEST_SUITE("SearchGraph") {
       for (std::size_t i = 0; i < std::min<std::size_t>(50, expected.size()); ++i) brute.push_back(expected[i].second);
       CHECK(graph.Best(50) == brute);
     }
+  }
+
+  TEST_CASE("edges added in one call: the graph of the same edges added one by one") {
+    // A loaded graph's edges in compressed rows must read as Boost's: the
+    // same children, parents, lineages, edge order and journal, with repeats
+    // (a popular parent's long row among them) dropped, and later edges,
+    // repeats of loaded ones included, added on top.
+    constexpr NodeId kNodes = 3000;
+    std::mt19937_64 random(17);
+    std::vector<GraphEdge> edges;
+    for (NodeId id = 1; id < kNodes; ++id) {
+      if (random() % 40 == 0) continue;  // a few extra roots
+      const NodeId parent = random() % 3 == 0 ? 0 : static_cast<NodeId>(random() % static_cast<std::uint64_t>(id));
+      edges.push_back({parent, id, random() % 5 == 0 ? EdgeKind::kFix : EdgeKind::kDerive});
+      if (random() % 6 == 0) edges.push_back(edges[random() % edges.size()]);  // a repeat
+      if (random() % 8 == 0) {  // an edge that made nothing, older than the child's derivation or not
+        const NodeId other = static_cast<NodeId>(random() % static_cast<std::uint64_t>(kNodes));
+        if (other != id) edges.push_back({other, id, random() % 2 ? EdgeKind::kDuplicate : EdgeKind::kSameCode});
+      }
+    }
+    std::shuffle(edges.begin() + static_cast<std::ptrdiff_t>(edges.size() / 2), edges.end(), random);
+    SearchGraph one_by_one;
+    SearchGraph in_bulk;
+    for (NodeId id = 0; id < kNodes; ++id) {
+      one_by_one.AddNode(MakeNode(id));
+      in_bulk.AddNode(MakeNode(id));
+    }
+    for (const GraphEdge& edge : edges) one_by_one.AddDerivation(edge.parent, edge.child, edge.kind);
+    in_bulk.AddDerivations(edges);
+
+    const auto same = [&] { CheckSameEdges(in_bulk, one_by_one); };
+    CHECK(in_bulk.EdgeCount() < edges.size());  // repeats were dropped
+    CHECK(in_bulk.Children(0).size() > 500);    // a long row
+    same();
+
+    SUBCASE("edges and nodes added after the load") {
+      for (NodeId id = kNodes; id < kNodes + 200; ++id) {
+        one_by_one.AddNode(MakeNode(id));
+        in_bulk.AddNode(MakeNode(id));
+      }
+      for (int i = 0; i < 600; ++i) {
+        // A new node's derivation from an older one (no cycle), an edge
+        // that made nothing, or a repeat of a loaded edge.
+        const NodeId child = kNodes + static_cast<NodeId>(random() % 200);
+        const GraphEdge edge = i % 3 == 0 ? edges[random() % edges.size()]
+                                          : GraphEdge{static_cast<NodeId>(random() % static_cast<std::uint64_t>(child)),
+                                                      child, i % 2 ? EdgeKind::kDerive : EdgeKind::kDuplicate};
+        one_by_one.AddDerivation(edge.parent, edge.child, edge.kind);
+        in_bulk.AddDerivation(edge.parent, edge.child, edge.kind);
+      }
+      same();
+    }
+    SUBCASE("a second call adds one edge after another") {
+      const std::vector<GraphEdge> more = {{5, 7, EdgeKind::kDuplicate}, edges.front(), {9, 3, EdgeKind::kSameCode}};
+      for (const GraphEdge& edge : more) one_by_one.AddDerivation(edge.parent, edge.child, edge.kind);
+      in_bulk.AddDerivations(more);
+      same();
+    }
+  }
+
+  TEST_CASE("edges added in one call without a repeat: the graph of the same edges added one by one") {
+    // A node with one parent and a few edges that made nothing, none twice:
+    // no row holds a repeat, so none is looked for.
+    std::mt19937_64 random(23);
+    std::vector<GraphEdge> edges;
+    for (NodeId id = 1; id < 2000; ++id) {
+      const NodeId parent = static_cast<NodeId>(random() % static_cast<std::uint64_t>(id));
+      edges.push_back({parent, id, id % 7 == 0 ? EdgeKind::kFix : EdgeKind::kDerive});
+      if (id % 11 == 0 && parent + 1 < id) edges.push_back({parent + 1, id, EdgeKind::kDuplicate});
+    }
+    SearchGraph one_by_one, in_bulk;
+    for (NodeId id = 0; id < 2000; ++id) {
+      one_by_one.AddNode(MakeNode(id));
+      in_bulk.AddNode(MakeNode(id));
+    }
+    for (const GraphEdge& edge : edges) one_by_one.AddDerivation(edge.parent, edge.child, edge.kind);
+    in_bulk.AddDerivations(edges);
+    CHECK(in_bulk.EdgeCount() == edges.size());
+    CheckSameEdges(in_bulk, one_by_one);
   }
 
   TEST_CASE("a 10k-node random graph agrees with brute force") {

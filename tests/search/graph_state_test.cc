@@ -214,4 +214,45 @@ TEST_SUITE("search") {
     const NodeId added = Must(state.AddChild(knobbed, later, EdgeKind::kDerive, true, {}));
     CHECK(Must(state.FindByIdentity(later.identity)) == added);
   }
+
+  TEST_CASE("a large graph is built as the store reads it, on a thread of its own: the graph the store holds") {
+    // More nodes than the store hands over at once (runs of 16384) and than
+    // a thread is started for: the graph is built from several runs.
+    Fixture f;
+    constexpr int kNodes = 20000;
+    std::vector<NodeId> ids, unfinished;
+    REQUIRE(f.store->Atomically([&]() -> Status {
+      for (int i = 0; i < kNodes; ++i) {
+        std::optional<EdgeRecord> edge;
+        if (!ids.empty()) edge = EdgeRecord{ids[static_cast<std::size_t>(i * 7919) % ids.size()], 0, EdgeKind::kDerive, f.run_id, "m", 0};
+        auto id = f.store->AddNode(f.Node("n" + std::to_string(i)), edge);
+        if (!id) return Fail(id.error());
+        ids.push_back(*id);
+        const NodeStatus status = i % 3 == 0 ? NodeStatus::kBuildFailed : i % 3 == 1 ? NodeStatus::kProposed : NodeStatus::kBuilt;
+        if (status != NodeStatus::kProposed) {
+          if (auto done = f.store->SetNodeStatus(*id, status, "", ""); !done) return done;
+        }
+        if (!IsFinal(status)) unfinished.push_back(*id);
+        if (i % 5 == 0) {
+          if (auto done = f.store->AddExpansion(*id); !done) return done;
+        }
+      }
+      return {};
+    }));
+    GraphState state(*f.store, f.graph_id, f.run_id, f.host_id);
+    CHECK(Must(state.Load()) == unfinished);
+    const SearchGraph& graph = state.graph();
+    const auto stored = Must(f.store->LoadNodes(f.graph_id));
+    REQUIRE(graph.Nodes() == ids);
+    for (const NodeRecord& node : stored) {
+      CAPTURE(node.id);
+      CHECK(graph.Node(node.id).status == node.status);
+      CHECK(graph.Node(node.id).expansions == node.expansions);
+      CHECK(graph.Node(node.id).run_id == node.run_id);
+    }
+    CHECK(graph.EdgeCount() == static_cast<std::size_t>(kNodes - 1));
+    for (const EdgeRecord& edge : Must(f.store->LoadEdges(f.graph_id))) {
+      CHECK(graph.FirstParent(edge.child) == edge.parent);
+    }
+  }
 }

@@ -314,6 +314,9 @@ TEST_SUITE("strategy: graph-ucb") {
       NodeId next = 2;
       int compared = 0;
       for (int step = 0; step < 400; ++step) {
+        // Half way, a resume: the rest of the search from an index that read
+        // the graph at once (its first batch changing under the search).
+        if (step == 200) index = strategies::UcbIndex(weights);
         std::vector<NodeId> expandable;
         for (NodeId id : graph.Nodes()) {
           const GraphNode& node = graph.Node(id);

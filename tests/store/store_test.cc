@@ -273,6 +273,23 @@ TEST_SUITE("store") {
     }
     CHECK(brief.edges.back().kind == EdgeKind::kDuplicate);
     CHECK(Must(store->LoadGraphBrief(Must(store->GraphForTask(task, true)))).nodes.empty());
+
+    SUBCASE("the nodes are handed over as they are read: each once, in id order") {
+      std::vector<std::int64_t> handed;
+      std::size_t expected = 0;
+      const GraphBrief again = Must(store->LoadGraphBrief(graph, [&](const GraphBrief& run, std::size_t count) {
+        for (const NodeBrief& node : run.nodes) {
+          handed.push_back(node.id);
+          CHECK(brief.KnobsOf(brief.nodes.at(handed.size() - 1)) == run.KnobsOf(node));
+          CHECK(run.source_hashes.at(node.source) == brief.source_hashes.at(brief.nodes.at(handed.size() - 1).source));
+        }
+        expected = count;
+      }));
+      CHECK(handed == mine);
+      CHECK(expected >= mine.size());
+      CHECK(again.nodes.empty());  // handed over, not kept
+      CHECK(again.edges.size() == brief.edges.size());
+    }
   }
 
   TEST_CASE("sources are content-addressed") {
