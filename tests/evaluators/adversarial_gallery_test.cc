@@ -136,6 +136,8 @@ const std::vector<Attack>& Gallery() {
       // against the block-wise output comparison (2048 elements at a time)
       {"t_off_at_block_edge", 7, Expect::kNotFaster},
       {"t_infinity_in_block", 7, Expect::kNotFaster},
+      // against the profile's files, which the build leaves beside the library
+      {"p_forges_remarks", 7, Expect::kHonest},
   };
   return gallery;
 }
@@ -587,6 +589,36 @@ TEST_SUITE("adversarial_gallery") {
     }
     CHECK(profiled >= 10);
     MESSAGE(simulated << " of " << profiled << " attacks ran to their end under cachegrind");
+  }
+
+  TEST_CASE("a kernel that appends to the remarks its build left cannot put words in its profile") {
+    // GCC writes the vectorization remarks into the build folder; the
+    // profile reads them after the kernel ran, measured and under
+    // cachegrind (where only the denylist stands). The kernel appends a
+    // forged remark wherever it finds its build folder.
+    World& world = Shared();
+    auto* cpu = dynamic_cast<CpuEvaluator*>(world.evaluator.get());
+    REQUIRE(cpu != nullptr);
+    const std::string source =
+        testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / "p_forges_remarks.cpp");
+    const Candidate candidate{source, {}, cpu->Toolchain(), cpu->Flags()};
+    const BuildResult build = cpu->Build(candidate);
+    REQUIRE_MESSAGE(build.ok, build.log);
+    const fs::path remarks = build.library.parent_path() / "remarks.txt";
+    REQUIRE(fs::exists(remarks));
+    const std::string written = testing::ReadFile(remarks);
+    const Measurement m = cpu->Measure(candidate, build);
+    INFO(Describe(m) << "\n" << m.log);
+    Profile profile;
+    cpu->AddProfileSources(candidate, build, profile);
+    const std::string digest = ProfileDigest(profile);
+    INFO(digest);
+    CHECK(testing::ReadFile(remarks) == written);
+    REQUIRE(profile.remarks);
+    CHECK_FALSE(Contains(digest, "kestrel-forged-remark"));
+    // The attack ran to its end under cachegrind (the allowlist may stop it
+    // earlier when measured): it tried, and found nothing to write.
+    CHECK(profile.counters.has_value());
   }
 
   TEST_CASE("under cachegrind the kernel's calls meet kestrel-confine's denylist: a new namespace is refused") {

@@ -258,7 +258,9 @@ TEST_SUITE("command_evaluator") {
     // The seed, plus a constructor that attacks as an LLM's kernel could from
     // inside the harness's process: it prints a canary file and Kestrel's
     // secret, plants a file beside the canary, kills a bystander and opens a
-    // socket. Each attempt must fail, and the kernel is measured honestly.
+    // socket; and it reads its own source, which the sandbox hides since the
+    // build has a code hash, first as it is, then after unmounting what hides
+    // it. Each attempt must fail, and the kernel is measured honestly.
     testing::TempDir canary;
     testing::WriteFile(canary / "secret.txt", "canary-content-51c2");
     ::setenv("KESTREL_CANARY_SECRET", "sk-canary-0002", 1);
@@ -268,8 +270,29 @@ TEST_SUITE("command_evaluator") {
       ::_exit(127);
     }
     const std::string attack =
-        "#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <sys/socket.h>\n"
+        "#include <fcntl.h>\n#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+        "#include <sys/mount.h>\n#include <sys/socket.h>\n#include <unistd.h>\n"
+        "static long source_bytes(void) {\n"
+        "  char path[4096] = {0};\n"
+        "  if (readlink(\"/proc/self/exe\", path, sizeof path - 16) <= 0) return -2;\n"
+        "  strcpy(strrchr(path, '/'), \"/kernel.c\");\n"
+        "  int fd = open(path, O_RDONLY);\n"
+        "  if (fd < 0) return -1;\n"
+        "  char text[4096];\n"
+        "  long got = read(fd, text, sizeof text);\n"
+        "  close(fd);\n"
+        "  return got;\n"
+        "}\n"
+        "static int unhide(void) {\n"
+        "  char path[4096] = {0};\n"
+        "  if (readlink(\"/proc/self/exe\", path, sizeof path - 16) <= 0) return -2;\n"
+        "  strcpy(strrchr(path, '/'), \"/kernel.c\");\n"
+        "  return umount2(path, MNT_DETACH);\n"
+        "}\n"
         "__attribute__((constructor)) static void attack(void) {\n"
+        "  long hidden = source_bytes();\n"
+        "  int unmounted = unhide();\n"
+        "  printf(\"ATTACK source=%ld umount=%d source_after=%ld\\n\", hidden, unmounted, source_bytes());\n"
         "  char text[256] = {0};\n"
         "  FILE* in = fopen(\"" + (canary / "secret.txt").string() + "\", \"r\");\n"
         "  if (in) { fread(text, 1, sizeof text - 1, in); fclose(in); }\n"
@@ -287,6 +310,7 @@ TEST_SUITE("command_evaluator") {
     ::waitpid(bystander, nullptr, 0);
     CHECK(m.outcome == Outcome::kMeasured);
     CHECK_MESSAGE(Contains(m.log, "ATTACK file=[] secret=[] planted=0 kill=-1"), m.log);
+    CHECK_MESSAGE(Contains(m.log, "ATTACK source=-1 umount=-1 source_after=-1"), m.log);
     CHECK_FALSE(Contains(m.log, "canary-content-51c2"));
     CHECK_FALSE(Contains(m.log, "sk-canary-0002"));
     CHECK_FALSE(std::filesystem::exists(canary / "planted"));
