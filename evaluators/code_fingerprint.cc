@@ -239,6 +239,7 @@ std::string CodeFingerprint(const std::filesystem::path& library) {
 std::string FolderFingerprint(const std::filesystem::path& folder, const std::filesystem::path& source) {
   constexpr std::size_t kMaxFiles = 64;
   constexpr std::uintmax_t kMaxDataBytes = 64ULL << 20;
+  constexpr std::string_view kOwnPath = "{build_dir}";
   try {
     std::vector<std::filesystem::path> files;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
@@ -263,20 +264,22 @@ std::string FolderFingerprint(const std::filesystem::path& folder, const std::fi
       }
       if (!std::filesystem::is_regular_file(path)) return "";  // a FIFO, a socket: not a build's output
       std::ifstream in(path, std::ios::binary);
-      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (!in.good() && !in.eof()) return "";
-      if (bytes.compare(0, 4, "\x7f" "ELF") == 0) {
-        const std::optional<std::string> dump = ObjdumpText(path);
+      char magic[4] = {};
+      if (in.read(magic, sizeof magic) && std::string_view(magic, sizeof magic) == "\x7f" "ELF") {
+        const std::optional<std::string> dump = ObjdumpText(path);  // objdump reads the file itself
         if (!dump) return "";
         text += "file " + name.generic_string() + "\n" + NormalizeDisassembly(*dump);
         any_elf = true;
         continue;
       }
-      data_bytes += bytes.size();
-      if (data_bytes > kMaxDataBytes) return "";
-      for (std::size_t at = bytes.find(own_path); !own_path.empty() && at != std::string::npos;
-           at = bytes.find(own_path, at + 11)) {
-        bytes.replace(at, own_path.size(), "{build_dir}");
+      data_bytes += std::filesystem::file_size(path);
+      if (data_bytes > kMaxDataBytes) return "";  // before reading it
+      in.clear();
+      in.seekg(0);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (in.bad()) return "";
+      for (std::size_t at = bytes.find(own_path); at != std::string::npos; at = bytes.find(own_path, at + kOwnPath.size())) {
+        bytes.replace(at, own_path.size(), kOwnPath);
       }
       text += "data " + name.generic_string() + " " + std::to_string(bytes.size()) + "\n" + bytes + "\n";
     }
