@@ -17,6 +17,7 @@ inline std::int64_t QueryInt(const std::filesystem::path& db_path, const std::st
   sqlite3* db = nullptr;
   std::int64_t value = -1;
   if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 30000);  // a writer's lock is waited for, not a failure
     sqlite3_stmt* statement = nullptr;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK &&
         sqlite3_step(statement) == SQLITE_ROW) {

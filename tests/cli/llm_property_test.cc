@@ -163,6 +163,7 @@ SeedResult SearchOneSeed(std::uint64_t seed) {
   // Seeds 1, 4, 7...: SIGKILL once or twice; 2, 7, 12...: SIGINT once.
   int kills_left = seed % 3 == 1 ? 1 + static_cast<int>(seed % 2) : 0;
   bool interrupt = seed % 5 == 2;
+  bool interrupted = false;
   SeedResult result;
   for (int session = 0; session < 8; ++session) {
     const Counts before = CountRun(workspace);
@@ -185,6 +186,7 @@ SeedResult SearchOneSeed(std::uint64_t seed) {
           continue;
         }
         interrupt = false;
+        interrupted = true;
       }
     }
     if (!exec) exec = Workspace::Wait(process);
@@ -194,12 +196,20 @@ SeedResult SearchOneSeed(std::uint64_t seed) {
   CHECK(Query(workspace, "SELECT status FROM runs WHERE id = 1").at(0).at(0) == "finished");
   // Every call stored: the provider answered what the database holds (a
   // SIGKILL may lose the replies of the calls then in flight, at most 3).
+  // A call that SIGINT cancelled is stored with its error ("...cancelled")
+  // whether or not the provider had read it yet: counted on both sides.
   result.requests = provider.requests();
   const std::int64_t stored = Number(workspace, "SELECT count(*) FROM llm_calls");
+  const std::int64_t cancelled =
+      Number(workspace, "SELECT count(*) FROM llm_calls WHERE error LIKE '%cancelled'");
+  CAPTURE(stored);
+  CAPTURE(cancelled);
+  if (!interrupted) CHECK(cancelled == 0);
   if (result.kills == 0) {
-    CHECK(stored == result.requests);
+    CHECK(stored - cancelled <= result.requests);
+    CHECK(stored >= result.requests);
   } else {
-    CHECK(stored <= result.requests);
+    CHECK(stored - cancelled <= result.requests);
     CHECK(stored >= result.requests - 3 * result.kills);
   }
   CheckLineages(workspace);

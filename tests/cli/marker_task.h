@@ -89,6 +89,9 @@ inline std::vector<std::vector<std::string>> Query(const Workspace& workspace, c
   if (!std::filesystem::exists(workspace.db())) return rows;
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open_v2(workspace.db().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  // The session under test may hold a write lock (a checkpoint, a schema
+  // change); a reader waits for it as the product's own readers do.
+  sqlite3_busy_timeout(db, 30000);
   sqlite3_stmt* statement = nullptr;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
     // A session killed after it created the file but before the schema:
@@ -98,7 +101,8 @@ inline std::vector<std::vector<std::string>> Query(const Workspace& workspace, c
     REQUIRE_MESSAGE(error.rfind("no such table", 0) == 0, sql << ": " << error);
     return rows;
   }
-  while (sqlite3_step(statement) == SQLITE_ROW) {
+  int step = SQLITE_ROW;
+  while ((step = sqlite3_step(statement)) == SQLITE_ROW) {
     std::vector<std::string> row;
     for (int i = 0; i < sqlite3_column_count(statement); ++i) {
       const auto* text = sqlite3_column_text(statement, i);
@@ -106,7 +110,9 @@ inline std::vector<std::vector<std::string>> Query(const Workspace& workspace, c
     }
     rows.push_back(std::move(row));
   }
+  const std::string step_error = step == SQLITE_DONE ? "" : sqlite3_errmsg(db);
   sqlite3_finalize(statement);
+  CHECK_MESSAGE(step_error.empty(), sql << ": " << step_error);
   sqlite3_close(db);
   return rows;
 }
