@@ -27,6 +27,7 @@ namespace {
 CpuEvaluator::CpuEvaluator(const Task& task, const CpuEvaluatorOptions& options) : task_(task), options_(options) {}
 
 CpuEvaluator::~CpuEvaluator() {
+  pool_.reset();  // its supervisors work in the work dir
   if (!owns_work_dir_) return;
   std::error_code ignored;
   std::filesystem::remove_all(work_dir_, ignored);
@@ -73,6 +74,7 @@ Status CpuEvaluator::Prepare() {
   if (!work_dir) return Fail(work_dir.error());
   work_dir_ = work_dir->path;
   owns_work_dir_ = work_dir->owned;
+  if (options_.executor->RunsHere()) pool_ = std::make_unique<RunnerPool>(work_dir_ / "runners");
   auto version = CompilerVersion(options_.compiler, *options_.build_executor, work_dir_);
   if (!version) return Fail(Error::InvalidArgument("compiler '" + options_.compiler + "': " + version.error().message()));
   toolchain_ = *version;

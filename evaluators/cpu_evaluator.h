@@ -42,6 +42,7 @@
 #include "evaluators/job.h"
 #include "evaluators/judge.h"
 #include "evaluators/runner_job.h"
+#include "evaluators/runner_pool.h"
 #include "evaluators/sandbox.h"
 
 namespace kestrel {
@@ -117,8 +118,11 @@ class CpuEvaluator final : public Evaluator {
   Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
   // The runner's command line (sandboxed in `dir`), environment and limits.
   RunnerProcess Process(const std::filesystem::path& dir) const;
-  // One run of the runner on options_.executor: runner_job.h.
-  JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const;
+  // One run of the runner: by a supervisor pool_ keeps, else by one of its
+  // own on options_.executor (runner_job.h). `kept`: false for a job unlike
+  // the run's evaluations (a profile's), which would make a kept
+  // supervisor drop what it keeps for them.
+  JobRun RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase, bool kept = true) const;
   std::filesystem::path NewEvalDir();
   // The run's prepared inputs (job.h): every shape's input sets, drawn once
   // by the reference's job. Made again (under a new name, then renamed
@@ -156,6 +160,9 @@ class CpuEvaluator final : public Evaluator {
   SandboxReport sandbox_;
 
   BuildCache builds_;  // by identity, under work_dir_/builds/
+  // Supervisors kept for the run (runner_pool.h); null where the runner's
+  // jobs do not run here (a Slurm executor).
+  std::unique_ptr<RunnerPool> pool_;
   std::atomic<int> next_eval_{0};
 };
 

@@ -111,8 +111,9 @@ RunnerProcess CpuEvaluator::Process(const std::filesystem::path& dir) const {
   return process;
 }
 
-JobRun CpuEvaluator::RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase) const {
-  return RunRunnerJob(*options_.executor, Process(dir), job, dir, phase);
+JobRun CpuEvaluator::RunJob(const Job& job, const std::filesystem::path& dir, const std::string& phase,
+                            bool kept) const {
+  return RunRunnerJob(*options_.executor, Process(dir), job, dir, phase, kept ? pool_.get() : nullptr);
 }
 
 }  // namespace kestrel

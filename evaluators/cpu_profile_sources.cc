@@ -126,7 +126,7 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
                         "--cachegrind-out-file=cachegrind.out", "--"};
   job.wrapper_file = "cachegrind.out";
   job.wrapper_output = dir / "cachegrind.out";
-  const JobRun run = RunJob(job, dir, "profiling (cachegrind)");
+  const JobRun run = RunJob(job, dir, "profiling (cachegrind)", false);
   bool read = false;
   std::stringstream text;
   if (std::ifstream in(job.wrapper_output, std::ios::binary); in && !run.failure) {

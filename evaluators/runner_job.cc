@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "evaluators/runner_pool.h"
 #include "evaluators/subprocess.h"
 #include "evaluators/verdict.h"
 
@@ -16,7 +17,7 @@ constexpr double kSupervisorSlackSeconds = 10;
 }  // namespace
 
 JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, const Job& job,
-                    const std::filesystem::path& dir, const std::string& phase) {
+                    const std::filesystem::path& dir, const std::string& phase, RunnerPool* pool) {
   JobRun run;
   Job sent = job;
   sent.nonce = MakeNonce();
@@ -24,7 +25,7 @@ JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, cons
   SubprocessOptions options;
   options.argv = process.argv;
   // The job travels on the runner's stdin: no file a kernel could read.
-  options.argv.push_back("-");
+  if (pool == nullptr) options.argv.push_back("-");
   options.stdin_data = JobToJson(sent);
   std::uint64_t output_bytes = 0;
   if (job.mode == "outputs" || job.mode == "evaluate") {
@@ -42,7 +43,7 @@ JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, cons
   options.file_size_limit_bytes = std::max(process.file_size_limit_bytes, 2 * output_bytes);
   options.result_pipe = true;
 
-  auto ran = executor.Run(options, job.mode);
+  auto ran = pool != nullptr ? pool->Run(options) : executor.Run(options, job.mode);
   if (!ran) {
     run.failure = Verdict(Outcome::kRejected, "evaluator error: cannot start " + process.name + ": " + ran.error().message(), "");
     return run;

@@ -25,6 +25,8 @@
 
 namespace kestrel {
 
+class RunnerPool;
+
 inline constexpr double kRunnerCpuSlackSeconds = 5;  // CPU time beyond the wall clock's worth
 
 struct RunnerProcess {
@@ -46,9 +48,11 @@ struct JobRun {
   std::string log;  // the runner's output, trimmed
 };
 
-// `phase` words the verdicts: "checking outputs", "timing", ...
+// `phase` words the verdicts: "checking outputs", "timing", ... With a
+// `pool`, a supervisor it keeps runs the job (runner_pool.h); else one of
+// its own, on `executor`.
 JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, const Job& job,
-                    const std::filesystem::path& dir, const std::string& phase);
+                    const std::filesystem::path& dir, const std::string& phase, RunnerPool* pool = nullptr);
 
 // `<argv> --host` (in `dir`, made if missing) on `executor`: the HostInfo of
 // the machine the runner's jobs run on. An error says why the probe failed

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ class Fd {
     return *this;
   }
   int get() const { return fd_; }
+  int Release() { return std::exchange(fd_, -1); }
   void Reset() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -150,6 +152,21 @@ void SetLimit(int resource, rlim_t value, rlim_t hard_extra = 0) {
   if (setup.cwd != nullptr && ::chdir(setup.cwd) != 0) ChildFail(setup.error_fd);
   ::execve(setup.program, setup.argv, setup.envp);
   ChildFail(setup.error_fd);
+}
+
+// The child's error pipe closes at exec, or carries errno when exec failed
+// (the child is then reaped here).
+Status AwaitExec(pid_t pid, int error_read, const std::string& program_path) {
+  int exec_errno = 0;
+  ssize_t got;
+  do {
+    got = ::read(error_read, &exec_errno, sizeof exec_errno);
+  } while (got < 0 && errno == EINTR);
+  if (got != sizeof exec_errno) return {};
+  int status;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return Fail(Error::Io("cannot execute " + program_path + ": " + std::strerror(exec_errno)));
 }
 
 std::vector<char*> CStrings(const std::vector<std::string>& strings) {
@@ -290,18 +307,7 @@ Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options) {
   error_write.Reset();
   dev_null.Reset();
 
-  // The error pipe closes at exec, or carries errno when exec failed.
-  int exec_errno = 0;
-  ssize_t got;
-  do {
-    got = ::read(error_read.get(), &exec_errno, sizeof exec_errno);
-  } while (got < 0 && errno == EINTR);
-  if (got == sizeof exec_errno) {
-    int status;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return Fail(Error::Io("cannot execute " + program_path + ": " + std::strerror(exec_errno)));
-  }
+  if (auto started = AwaitExec(pid, error_read.get(), program_path); !started) return Fail(started.error());
 
   SubprocessResult result;
   TrimmedBuffer log(std::max<std::size_t>(options.log_limit_bytes, 64));
@@ -362,6 +368,149 @@ Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options) {
   }
   result.log = log.Take();
   return result;
+}
+
+Result<std::unique_ptr<ServedProcess>> ServedProcess::Start(const SubprocessOptions& options,
+                                                           const std::filesystem::path& log_file) {
+  if (options.argv.empty()) return Fail(Error::InvalidArgument("ServedProcess: empty argv"));
+  auto program = FindProgram(options.argv[0]);
+  if (!program) return Fail(program.error());
+  const std::string program_path = program->string();
+  std::vector<char*> argv = CStrings(options.argv);
+  std::vector<char*> envp = CStrings(options.env);
+
+  Fd answer_read, answer_write, error_read, error_write;
+  for (auto [r, w] : {std::pair{&answer_read, &answer_write}, {&error_read, &error_write}}) {
+    if (auto made = MakePipe(*r, *w); !made) return Fail(made.error());
+  }
+  // Its stdin is a socket, so that a request to a process that died is an
+  // EPIPE here (send with MSG_NOSIGNAL), never a SIGPIPE to the engine.
+  int sockets[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+    return Fail(Error::Io(std::string("socketpair: ") + std::strerror(errno)));
+  }
+  Fd input_write = High(sockets[0]);
+  Fd input_read = High(sockets[1]);
+  if (input_write.get() < 0 || input_read.get() < 0) return Fail(Error::Io("fcntl: cannot move a socket"));
+  ::shutdown(input_write.get(), SHUT_RD);
+  Fd log = High(::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (log.get() < 0) return Fail(Error::Io("cannot create " + log_file.string() + ": " + std::strerror(errno)));
+  const ChildSetup setup{program_path.c_str(),
+                         argv.data(),
+                         options.env.empty() ? environ : envp.data(),
+                         nullptr,
+                         input_read.get(),
+                         log.get(),
+                         answer_write.get(),
+                         error_write.get(),
+                         options.cpu_limit_s,
+                         options.memory_limit_bytes,
+                         options.file_size_limit_bytes};
+  const pid_t pid = ::fork();
+  if (pid < 0) return Fail(Error::Io(std::string("fork: ") + std::strerror(errno)));
+  if (pid == 0) ExecChild(setup);
+  ::setpgid(pid, pid);
+  input_read.Reset();
+  answer_write.Reset();
+  error_write.Reset();
+  log.Reset();
+  if (auto started = AwaitExec(pid, error_read.get(), program_path); !started) return Fail(started.error());
+  std::unique_ptr<ServedProcess> served(new ServedProcess());
+  served->pid_ = pid;
+  served->input_ = input_write.Release();
+  served->answer_ = answer_read.Release();
+  return served;
+}
+
+ServedProcess::~ServedProcess() {
+  if (input_ >= 0) ::close(input_);  // the end of its requests: it exits
+  if (pid_ > 0 && !ended_) {
+    SubprocessResult ignored;
+    Reap(ignored);
+  }
+  if (answer_ >= 0) ::close(answer_);
+  if (pidfd_ >= 0) ::close(pidfd_);
+}
+
+void ServedProcess::Reap(SubprocessResult& result) {
+  // Killed while unreaped, so that its pid cannot have been reused; with it
+  // whatever it left in its group.
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  ended_ = true;
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+}
+
+SubprocessResult ServedProcess::Request(const std::string& request, double timeout_s) {
+  SubprocessResult result;
+  const auto start = Clock::now();
+  const auto deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s > 0 ? timeout_s : 1e9));
+  auto finish = [&](bool timed_out) {
+    result.timed_out = timed_out;
+    // Kill first: an exited process's status is the same, and one that is
+    // still running (a timeout) must not live on.
+    Reap(result);
+    result.result = std::move(pending_);
+    pending_.clear();
+    result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return result;
+  };
+  if (ended_) {
+    result.lost = "the runner had already ended";
+    return result;
+  }
+  if (pidfd_ < 0) pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  ::fcntl(input_, F_SETFL, O_NONBLOCK);
+  ::fcntl(answer_, F_SETFL, O_NONBLOCK);
+  std::string out = request + '\n';
+  std::size_t sent = 0;
+  for (;;) {
+    const std::size_t newline = pending_.find('\n');
+    if (newline != std::string::npos) {
+      result.result = pending_.substr(0, newline);
+      pending_.erase(0, newline + 1);
+      result.exit_code = 0;
+      result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      return result;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) return finish(true);
+    pollfd fds[3];
+    nfds_t count = 0;
+    fds[count++] = {answer_, POLLIN, 0};
+    if (sent < out.size()) fds[count++] = {input_, POLLOUT, 0};
+    if (pidfd_ >= 0) fds[count++] = {pidfd_, POLLIN, 0};
+    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    if (::poll(fds, count, static_cast<int>(std::min<long long>(left_ms, pidfd_ >= 0 ? 1000 : 5))) < 0 &&
+        errno != EINTR) {
+      return finish(false);
+    }
+    if (sent < out.size()) {
+      const ssize_t put = ::send(input_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (put > 0) sent += static_cast<std::size_t>(put);
+      if (put < 0 && errno != EAGAIN && errno != EINTR) return finish(false);  // EPIPE: it is gone
+    }
+    bool closed = false;
+    for (;;) {
+      char chunk[65536];
+      const ssize_t got = ::read(answer_, chunk, sizeof chunk);
+      if (got > 0) {
+        if (pending_.size() < (64u << 20)) pending_.append(chunk, static_cast<std::size_t>(got));
+        continue;
+      }
+      closed = got == 0 || (errno != EAGAIN && errno != EINTR);
+      break;
+    }
+    if (pending_.find('\n') != std::string::npos) continue;
+    siginfo_t info{};
+    const bool exited = ::waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_;
+    if (closed || exited) return finish(false);
+  }
 }
 
 }  // namespace kestrel

@@ -1,6 +1,7 @@
 #pragma once
 // Running a program under limits: the only place that forks. Used for the
-// compiler and for kestrel-runner.
+// compiler and for kestrel-runner, and to keep kestrel-runner --serve
+// running (ServedProcess).
 //
 // The child runs in its own process group with stdin from /dev/null (or
 // `stdin_data`), stdout
@@ -13,8 +14,11 @@
 // Thread-safety: RunSubprocess keeps no global state and may be called from
 // several threads at once (the child only makes async-signal-safe calls).
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,6 +65,42 @@ struct SubprocessResult {
 // program could not be started at all (not found, not executable, fork
 // failed); anything the program does is in the SubprocessResult.
 Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options);
+
+// A program kept running to answer requests, a line each way: a request on
+// its stdin, its answer on its fd 3 (kestrel-runner --serve, which
+// runner_pool.h keeps). It runs with RunSubprocess's set-up (its own process
+// group, the rlimits and environment of `options`, no other descriptor
+// inherited); `options.timeout_s`, `stdin_data`, `result_pipe` and `cwd` are
+// not used here. Its stdout and stderr go to `log_file` until it redirects
+// them itself. Not thread-safe: one request at a time.
+class ServedProcess {
+ public:
+  static Result<std::unique_ptr<ServedProcess>> Start(const SubprocessOptions& options,
+                                                      const std::filesystem::path& log_file);
+  // Closes its stdin, then kills its group and reaps it.
+  ~ServedProcess();
+  ServedProcess(const ServedProcess&) = delete;
+  ServedProcess& operator=(const ServedProcess&) = delete;
+
+  // Sends `request` (one line, no newline in it) and waits up to
+  // `timeout_s` for one line on fd 3: then `result` holds it (without its
+  // newline) and exit_code is 0. Otherwise the process is gone: killed at
+  // the deadline (timed_out), or ended by itself (exit_code or signal), and
+  // `result` holds what it wrote, if anything. `log` is empty here.
+  SubprocessResult Request(const std::string& request, double timeout_s);
+  // True once it has ended (a request it did not answer, or a timeout).
+  bool ended() const { return ended_; }
+
+ private:
+  ServedProcess() = default;
+  void Reap(SubprocessResult& result);
+  pid_t pid_ = -1;
+  int input_ = -1;   // its stdin
+  int answer_ = -1;  // its fd 3
+  int pidfd_ = -1;
+  bool ended_ = false;
+  std::string pending_;  // bytes read past the last answer's newline
+};
 
 // The parent's environment with `overrides` ("NAME=value") replacing or
 // adding entries.

@@ -36,6 +36,7 @@
 // cannot do the job (a worker cannot be started, a file cannot be written
 // or read).
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -47,9 +48,34 @@
 
 namespace kestrel::runner {
 
+// What a supervisor kept for the whole run (kestrel-runner --serve,
+// runner/serve.h) keeps from one job to the next, so that it and the
+// reference's worker touch their memory once, not once per candidate (on a
+// virtual machine a process's first access to a page costs microseconds):
+// the reference's worker and its arena, and the sealed inputs region, all
+// for as long as the jobs are alike (`key`: the reference, its worker's
+// options, the regions' sizes); and the candidates' arena, cleared before
+// every job. No candidate ever sees either of the reference's, and the
+// inputs region is sealed against every worker.
+struct Session {
+  std::string key;
+  std::optional<SharedRegion> inputs;
+  std::optional<SharedRegion> reference_arena;
+  std::unique_ptr<WorkerProcess> reference;
+  std::optional<SharedRegion> candidate_arena;
+  // Drops the reference's worker first (it maps the regions), then the regions.
+  void Reset() {
+    reference.reset();
+    reference_arena.reset();
+    inputs.reset();
+    key.clear();
+  }
+};
+
 Status RunOutputs(const Job& job, JobResult& result);
-Status RunTiming(const Job& job, JobResult& result);
-Status RunEvaluate(const Job& job, JobResult& result);
+// `session`: null for a job run by a supervisor of its own.
+Status RunTiming(const Job& job, JobResult& result, Session* session = nullptr);
+Status RunEvaluate(const Job& job, JobResult& result, Session* session = nullptr);
 
 // How a step ended early: the worker's verdict, and whose worker it was.
 struct Stop {

@@ -1,5 +1,6 @@
 // kestrel-runner - | JOB.json: the supervisor of one job of the evaluator
-// (evaluators/job.h). It never loads a kernel: each kernel runs in a
+// (evaluators/job.h); kestrel-runner --serve: one kept for many jobs
+// (runner/serve.h). It never loads a kernel: each kernel runs in a
 // kestrel-worker it starts in its sandbox (runner/worker_process.h), while
 // it keeps the job, the inputs, the clock and the judgement of every call.
 // The job comes on stdin ("-"; or a file named on the command line, when
@@ -26,6 +27,7 @@
 #include "evaluators/job.h"
 #include "evaluators/runner/modes.h"
 #include "evaluators/runner/report.h"
+#include "evaluators/runner/serve.h"
 
 namespace {
 
@@ -36,10 +38,11 @@ int Report(const std::string& text) { return kestrel::runner::WriteResult(text) 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--host") return Report(kestrel::HostToJson(kestrel::DetectHost()));
   if (argc != 2) {
-    std::fprintf(stderr, "usage: kestrel-runner - | JOB.json | --host\n");
+    std::fprintf(stderr, "usage: kestrel-runner - | JOB.json | --host | --serve\n");
     return 2;
   }
   ::signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-message is an EPIPE, judged as its end
+  if (std::string(argv[1]) == "--serve") return kestrel::runner::Serve();
   std::stringstream text;
   if (std::string(argv[1]) == "-") {
     text << std::cin.rdbuf();

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -143,6 +144,13 @@ Status WorkerProcess::Spawn(const SharedRegion& arena, const SharedRegion& input
       if (fds[i] >= 0 && ::dup2(fds[i], targets[i]) < 0) ::_exit(127);
     }
     if (::dup2(1, 2) < 0) ::_exit(127);
+    // The job's file size limit, for good: a supervisor kept for many jobs
+    // (runner/serve.h) sets each job's as its soft limit only.
+    struct rlimit size {};
+    if (::getrlimit(RLIMIT_FSIZE, &size) == 0) {
+      size.rlim_max = size.rlim_cur;
+      ::setrlimit(RLIMIT_FSIZE, &size);
+    }
     ::syscall(SYS_close_range, bwrap ? 7U : 6U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     if (::chdir(cwd.c_str()) != 0) ::_exit(127);
     ::execve(args[0], args.data(), envp.data());

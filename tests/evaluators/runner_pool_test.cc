@@ -1,0 +1,168 @@
+// Supervisors kept for a run (evaluators/runner_pool.h, kestrel-runner
+// --serve): a stand-in server written in bash for how the pool treats a
+// server that answers, retires, dies, hangs or answers garbage; and the real
+// evaluator for what the kept supervisor keeps (the reference's worker and
+// the regions), what it must not (one candidate's leftovers for the next),
+// and a supervisor killed in the middle of a job.
+
+#include "evaluators/runner_pool.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <doctest.h>
+
+#include "evaluators/evaluator.h"
+#include "scale_task.h"
+#include "tests/testing.h"
+
+namespace kestrel {
+namespace {
+
+// Answers each request by a word in its job's text; writes the job's log.
+constexpr char kStandIn[] = R"sh(while IFS= read -r line; do
+  dir=$(printf '%s' "$line" | sed -n 's/.*"dir":"\([^"]*\)".*/\1/p')
+  printf 'job log: %s\n' "$line" > "$dir/runner.log"
+  case "$line" in
+    *die*) exit 3 ;;
+    *hang*) sleep 100 ;;
+    *garbage*) echo 'not an answer' >&3 ;;
+    *retire*) echo '{"result":"retired","retire":true}' >&3 ;;
+    *) echo '{"result":"answered","retire":false}' >&3 ;;
+  esac
+done
+)sh";
+
+struct StandIn {
+  testing::TempDir dir;
+  RunnerPool pool{dir / "servers"};
+  StandIn() { testing::WriteFile(dir / "serve.sh", kStandIn); }
+  SubprocessResult Run(const std::string& job, double timeout_s = 20) {
+    SubprocessOptions options;
+    options.argv = {"bash", (dir / "serve.sh").string()};
+    options.cwd = dir.path();
+    options.stdin_data = job;
+    options.timeout_s = timeout_s;
+    auto ran = pool.Run(options);
+    REQUIRE_MESSAGE(ran.has_value(), ran.error().message());
+    return *ran;
+  }
+};
+
+// The kept supervisors (kestrel-runner --serve) among this process's children.
+std::vector<pid_t> KeptSupervisors() {
+  std::vector<pid_t> found;
+  DIR* proc = ::opendir("/proc");
+  while (dirent* entry = proc != nullptr ? ::readdir(proc) : nullptr) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid <= 0) continue;
+    std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
+    std::string skip, state;
+    pid_t parent = 0;
+    std::string comm;
+    stat >> skip >> comm >> state >> parent;
+    if (parent != ::getpid()) continue;
+    const std::string cmdline = testing::ReadFile("/proc/" + std::string(entry->d_name) + "/cmdline");
+    if (cmdline.find("--serve") != std::string::npos) found.push_back(pid);
+  }
+  if (proc != nullptr) ::closedir(proc);
+  return found;
+}
+
+TEST_SUITE("runner_pool") {
+  TEST_CASE("a server that answers is kept for the next job, and the job's log comes back") {
+    StandIn stand_in;
+    const SubprocessResult first = stand_in.Run("job one");
+    CHECK(first.Succeeded());
+    CHECK(first.result == "answered");
+    CHECK(first.log.find("job log:") != std::string::npos);
+    CHECK(first.log.find("job one") != std::string::npos);
+    const SubprocessResult second = stand_in.Run("job two");
+    CHECK(second.result == "answered");
+    CHECK(second.log.find("job two") != std::string::npos);
+    CHECK(stand_in.pool.started() == 1);
+  }
+
+  TEST_CASE("a server that retires, dies, hangs or answers garbage is not used again") {
+    StandIn stand_in;
+    CHECK(stand_in.Run("please retire").result == "retired");
+    CHECK(stand_in.Run("then answer").result == "answered");
+    CHECK(stand_in.pool.started() == 2);
+
+    const SubprocessResult died = stand_in.Run("die now");
+    CHECK_FALSE(died.Succeeded());
+    CHECK(died.exit_code == 3);
+    CHECK(died.result.empty());
+    CHECK(stand_in.Run("a job after the exit").result == "answered");
+    CHECK(stand_in.pool.started() == 3);
+
+    const auto start = std::chrono::steady_clock::now();
+    const SubprocessResult hung = stand_in.Run("hang here", 0.5);
+    CHECK(hung.timed_out);
+    CHECK(hung.signal == SIGKILL);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+    CHECK(stand_in.Run("a job after the timeout").result == "answered");
+    CHECK(stand_in.pool.started() == 4);
+
+    const SubprocessResult garbage = stand_in.Run("garbage please");
+    CHECK_FALSE(garbage.Succeeded());
+    CHECK(garbage.result.empty());
+    CHECK(garbage.log.find("protocol violation") != std::string::npos);
+    CHECK(stand_in.Run("a job after the bad answer").result == "answered");
+    CHECK(stand_in.pool.started() == 5);
+  }
+
+  TEST_CASE("a kept supervisor keeps the reference's worker and the regions, and clears the candidate's arena") {
+    auto made = MakeCpuEvaluator(testing::MakeScaleTask(), testing::FastOptions());
+    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    Evaluator& evaluator = **made;
+    // The kernel looks for another candidate's mark in its arena, and
+    // leaves its own when its worker exits: found, it answers wrong.
+    const Candidate marker = testing::MakeCandidate(evaluator, "scale_arena_marker");
+    REQUIRE(evaluator.Evaluate(testing::MakeCandidate(evaluator, "scale_ref")).outcome == Outcome::kMeasured);
+    for (int round = 0; round < 3; ++round) {
+      CAPTURE(round);
+      const Measurement m = evaluator.Evaluate(marker);
+      INFO(ToString(m.outcome) << ": " << m.reason << "\n" << m.log);
+      CHECK(m.outcome == Outcome::kMeasured);
+      // The arena it ran in was the last job's: the clearing is what is tested.
+      CHECK(m.log.find("kept from the last job, the candidate's arena cleared") != std::string::npos);
+      CHECK(m.log.find("the reference's worker kept") != std::string::npos);
+    }
+    CHECK(KeptSupervisors().size() == 1);
+  }
+
+  TEST_CASE("a supervisor killed in the middle of a job: the candidate's result says so, and the next gets a fresh one") {
+    auto made = MakeCpuEvaluator(testing::MakeScaleTask(), testing::FastOptions());
+    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    Evaluator& evaluator = **made;
+    const Candidate looping = testing::MakeCandidate(evaluator, "scale_infinite_loop");
+    const BuildResult build = evaluator.Build(looping);
+    REQUIRE(build.ok);
+    const std::vector<pid_t> kept = KeptSupervisors();
+    REQUIRE(kept.size() == 1);
+    std::thread killer([pid = kept[0]] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(800));
+      ::kill(pid, SIGKILL);
+    });
+    const Measurement killed = evaluator.Measure(looping, build);
+    killer.join();
+    INFO(ToString(killed.outcome) << ": " << killed.reason << "\n" << killed.log);
+    CHECK(killed.outcome == Outcome::kCrashed);
+    CHECK(killed.reason.find("killed by SIGKILL") != std::string::npos);
+    const Measurement after = evaluator.Evaluate(testing::MakeCandidate(evaluator, "scale_ref"));
+    INFO(after.log);
+    CHECK(after.outcome == Outcome::kMeasured);
+    const std::vector<pid_t> now = KeptSupervisors();
+    REQUIRE(now.size() == 1);
+    CHECK(now[0] != kept[0]);
+  }
+}
+
+}  // namespace
+}  // namespace kestrel
