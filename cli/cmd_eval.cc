@@ -1,7 +1,9 @@
-// kestrel eval TASK FILE [--knob NAME=VALUE]... [--sweep] [--fingerprints-only]:
+// kestrel eval TASK FILE [--knob NAME=VALUE]... [--sweep] [--repeat N] [--fingerprints-only]:
 // compile, verify and time one kernel file against the task, exactly as the
 // search would; with --sweep, every combination of its knob values with one
-// evaluator; with --fingerprints-only, build them only and count the same code.
+// evaluator; with --repeat, each N times with it (as a search measures a
+// candidate again); with --fingerprints-only, build them only and count the
+// same code.
 
 #include <algorithm>
 #include <atomic>
@@ -39,6 +41,7 @@ struct EvalFlags {
   bool sweep = false;
   bool fingerprints_only = false;
   int jobs = 2;
+  int repeat = 1;
 };
 
 // --fingerprints-only: builds every configuration (`jobs` at a time) and
@@ -123,6 +126,10 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
   eval->add_flag("--fingerprints-only", flags->fingerprints_only,
                  "build only, and print each configuration's code hash and which earlier one has the same code");
   eval->add_option("--jobs", flags->jobs, "with --fingerprints-only: builds at once (default 2)")->check(CLI::PositiveNumber);
+  eval->add_option("--repeat", flags->repeat,
+                   "evaluate each configuration this many times with one evaluator, as a search measures a "
+                   "candidate again (default 1); more than 1 prints one --json document per line")
+      ->check(CLI::PositiveNumber);
   eval->callback([flags, &cli] {
     auto task = FindTask(flags->task, cli.TaskDirs(), &std::cerr);
     if (!task) return (void)cli.Report(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());
@@ -168,22 +175,25 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
     }
     // One evaluator for the whole sweep: the reference's build and the
     // prepared inputs are made once, as in a run.
+    const bool lines = flags->sweep || flags->repeat > 1;
     for (const KnobValues& knobs : *space) {
-      Candidate candidate{text.str(), knobs, (*evaluator)->Toolchain(), (*evaluator)->Flags()};
-      const Measurement measurement = (*evaluator)->Evaluate(candidate);
-      if (flags->json || flags->sweep) {
-        nlohmann::json document = ToJson(measurement, flags->samples);
-        document["task"] = task->name;
-        document["file"] = flags->file;
-        document["knobs"] = knobs;
-        document["identity"] = candidate.Identity();
-        // A sweep's reader takes each line as it comes (JSON Lines).
-        std::cout << (flags->sweep ? document.dump() : document.dump(2)) << std::endl;
-      } else {
-        std::cout << task->name << " " << flags->file;
-        if (!knobs.empty()) std::cout << " [" << ToString(knobs) << "]";
-        std::cout << "\n";
-        PrintMeasurement(std::cout, measurement);
+      for (int round = 0; round < flags->repeat; ++round) {
+        Candidate candidate{text.str(), knobs, (*evaluator)->Toolchain(), (*evaluator)->Flags()};
+        const Measurement measurement = (*evaluator)->Evaluate(candidate);
+        if (flags->json || lines) {
+          nlohmann::json document = ToJson(measurement, flags->samples);
+          document["task"] = task->name;
+          document["file"] = flags->file;
+          document["knobs"] = knobs;
+          document["identity"] = candidate.Identity();
+          // A sweep's reader takes each line as it comes (JSON Lines).
+          std::cout << (lines ? document.dump() : document.dump(2)) << std::endl;
+        } else {
+          std::cout << task->name << " " << flags->file;
+          if (!knobs.empty()) std::cout << " [" << ToString(knobs) << "]";
+          std::cout << "\n";
+          PrintMeasurement(std::cout, measurement);
+        }
       }
     }
     cli.exit_code = kExitOk;
