@@ -9,7 +9,7 @@
 namespace kestrel {
 namespace {
 
-constexpr std::size_t kIdleKept = 2;  // idle supervisors kept (each holds its regions)
+constexpr std::size_t kIdleKept = 4;  // idle supervisors kept (each holds its regions)
 
 std::string KeyOf(const SubprocessOptions& options) {
   std::string key;
@@ -45,6 +45,9 @@ Result<SubprocessResult> RunnerPool::Run(const SubprocessOptions& options) {
   std::unique_ptr<ServedProcess> served;
   {
     std::lock_guard lock(mutex_);
+    // One that died while idle (killed by someone else, the OOM killer) is
+    // dropped here, not blamed on the next candidate.
+    std::erase_if(idle_, [](Kept& kept) { return !kept.process->Alive(); });
     for (auto it = idle_.begin(); it != idle_.end(); ++it) {
       if (it->key != key) continue;
       served = std::move(it->process);

@@ -445,6 +445,17 @@ void ServedProcess::Reap(SubprocessResult& result) {
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
 }
 
+bool ServedProcess::Alive() {
+  if (ended_) return false;
+  siginfo_t info{};
+  if (::waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_) {
+    SubprocessResult ignored;
+    Reap(ignored);
+    return false;
+  }
+  return true;
+}
+
 SubprocessResult ServedProcess::Request(const std::string& request, double timeout_s) {
   SubprocessResult result;
   const auto start = Clock::now();

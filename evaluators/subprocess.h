@@ -90,6 +90,9 @@ class ServedProcess {
   SubprocessResult Request(const std::string& request, double timeout_s);
   // True once it has ended (a request it did not answer, or a timeout).
   bool ended() const { return ended_; }
+  // False when it has exited since its last answer (killed while idle):
+  // it is then reaped, and ended().
+  bool Alive();
 
  private:
   ServedProcess() = default;

@@ -206,7 +206,10 @@ Status Run(const Job& job, JobResult& result, bool check, Session* session) {
                 start_ms, since(phase));
     if (summary.wrong) return Finish(result, std::nullopt, "", {reference, candidate}, session);
   }
-  auto timing = TimeShapes(timed, *prepared, {*candidate, *candidate_arena, *reference, *reference_arena, *inputs}, result);
+  auto timing = TimeShapes(timed, *prepared,
+                           {*candidate, *candidate_arena, *reference, *reference_arena, *inputs,
+                            session != nullptr ? &session->reference_per_call : nullptr},
+                           result);
   if (!timing) return Fail(timing.error());
   return Finish(result, *timing, check ? "timing" : "", {reference, candidate}, session);
 }

@@ -36,6 +36,7 @@
 // cannot do the job (a worker cannot be started, a file cannot be written
 // or read).
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,12 +63,14 @@ struct Session {
   std::optional<SharedRegion> inputs;
   std::optional<SharedRegion> reference_arena;
   std::unique_ptr<WorkerProcess> reference;
+  std::map<std::string, double> reference_per_call;  // TimingWorkers::reference_per_call
   std::optional<SharedRegion> candidate_arena;
   // Drops the reference's worker first (it maps the regions), then the regions.
   void Reset() {
     reference.reset();
     reference_arena.reset();
     inputs.reset();
+    reference_per_call.clear();
     key.clear();
   }
 };
@@ -108,6 +111,10 @@ struct TimingWorkers {
   WorkerProcess& reference;
   SharedRegion& reference_arena;
   SharedRegion& inputs;  // sealed: read-only in the workers
+  // A session's record of the reference's seconds per call on each shape
+  // (the median of its samples in the last job): with one, the reference's
+  // warm-up call is skipped and that is its estimate. Null: none kept.
+  std::map<std::string, double>* reference_per_call = nullptr;
 };
 Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWorkers& workers, JobResult& result);
 

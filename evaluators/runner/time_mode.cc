@@ -15,7 +15,9 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -281,6 +283,19 @@ class Timed {
     return std::nullopt;
   }
   double per_call() const { return per_call_; }
+  // An estimate known from before (a kept reference's last job), instead
+  // of WarmUp's: its pages of slot 0 touched, no call.
+  std::optional<WorkerVerdict> Assume(double per_call, Deadline deadline) {
+    per_call_ = std::max(per_call, 1e-9);
+    return TouchPages(1, deadline);
+  }
+  // The median of this shape's samples (seconds per call); 0 when none.
+  double MedianSample() const {
+    if (samples_.empty()) return 0;
+    std::vector<double> sorted = samples_;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+    return sorted[sorted.size() / 2];
+  }
 
   // One timed sample of `calls` calls on slots first .. first + calls - 1.
   std::optional<WorkerVerdict> Sample(std::uint32_t first, std::uint32_t calls, Deadline deadline) {
@@ -527,6 +542,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
 
   const auto job_start = Clock::now();
   double layout_s = 0, warmup_s = 0, perturb_s = 0, recheck_s = 0;
+  int known_shapes = 0;
   const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     auto phase = Clock::now();
@@ -536,7 +552,19 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
       if (auto bad = timed->Begin(layout, deadline)) return stop(bad, timed->role());
     }
     phase = Clock::now();
+    // The reference's estimate may be known from a kept reference's last
+    // job on this shape and layout (its seconds per call do not change).
+    const std::string shape_key = std::to_string(s) + ' ' + layout.shape->label + ' ' + std::to_string(layout.slots) +
+                                  ' ' + std::to_string(job.flush_bytes);
+    const auto known = workers.reference_per_call != nullptr ? workers.reference_per_call->find(shape_key)
+                                                              : std::map<std::string, double>::iterator();
+    const bool assumed = workers.reference_per_call != nullptr && known != workers.reference_per_call->end();
     for (Timed* timed : {&ref, &cand}) {
+      if (timed == &ref && assumed) {
+        if (auto bad = ref.Assume(known->second, deadline)) return stop(bad, "reference");
+        ++known_shapes;
+        continue;
+      }
       auto warm = timed->WarmUp(deadline, timed == &cand && first.wanted() ? &first : nullptr);
       if (!warm) return Fail(warm.error());
       if (*warm) return stop(*warm, timed->role());
@@ -578,6 +606,9 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
       }
       recheck_s += since(prepare);
     }
+    if (workers.reference_per_call != nullptr && ref.MedianSample() > 0) {
+      (*workers.reference_per_call)[shape_key] = ref.MedianSample();
+    }
     ShapeSamples samples;
     samples.candidate = std::move(cand.samples());
     samples.reference = std::move(ref.samples());
@@ -599,10 +630,10 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
   std::printf("supervisor: candidate CPU time %s in %s timed, %s while idle in %s\n",
               Milliseconds(cand.busy_cpu()).c_str(), Milliseconds(cand.busy_wall()).c_str(),
               Milliseconds(cand.idle_cpu()).c_str(), Milliseconds(cand.idle_wall()).c_str());
-  std::printf("supervisor: timing %s in all: inputs %s, warm-up %s, fresh input elements %s, preparing samples %s, "
-              "re-checks %s\n",
+  std::printf("supervisor: timing %s in all: inputs %s, warm-up %s (the reference's seconds per call known from "
+              "the last job on %d of %zu shapes), fresh input elements %s, preparing samples %s, re-checks %s\n",
               Milliseconds(since(job_start)).c_str(), Milliseconds(layout_s).c_str(),
-              Milliseconds(warmup_s).c_str(), Milliseconds(perturb_s).c_str(),
+              Milliseconds(warmup_s).c_str(), known_shapes, job.shapes.size(), Milliseconds(perturb_s).c_str(),
               Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(), Milliseconds(recheck_s).c_str());
   if (auto finished = first.Finish(result); !finished) return Fail(finished.error());
   return std::optional<Stop>();

@@ -117,6 +117,26 @@ TEST_SUITE("runner_pool") {
     CHECK(stand_in.pool.started() == 5);
   }
 
+  TEST_CASE("a server killed while idle is not given the next job") {
+    StandIn stand_in;
+    CHECK(stand_in.Run("job one").result == "answered");
+    const std::vector<pid_t> kept = KeptSupervisors();
+    REQUIRE(kept.size() == 1);
+    ::kill(kept[0], SIGKILL);
+    // Dead (a zombie: the pool has not reaped it) before the next job.
+    const auto state = [pid = kept[0]] {
+      const std::string stat = testing::ReadFile("/proc/" + std::to_string(pid) + "/stat");
+      const std::size_t end = stat.rfind(')');
+      return end == std::string::npos || end + 2 >= stat.size() ? '?' : stat[end + 2];
+    };
+    for (int i = 0; i < 500 && state() != 'Z'; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(state() == 'Z');
+    const SubprocessResult next = stand_in.Run("job two");
+    CHECK(next.Succeeded());
+    CHECK(next.result == "answered");
+    CHECK(stand_in.pool.started() == 2);
+  }
+
   TEST_CASE("a kept supervisor keeps the reference's worker and the regions, and clears the candidate's arena") {
     auto made = MakeCpuEvaluator(testing::MakeScaleTask(), testing::FastOptions());
     REQUIRE_MESSAGE(made.has_value(), made.error().message());
@@ -133,6 +153,12 @@ TEST_SUITE("runner_pool") {
       // The arena it ran in was the last job's: the clearing is what is tested.
       CHECK(m.log.find("kept from the last job, the candidate's arena cleared") != std::string::npos);
       CHECK(m.log.find("the reference's worker kept") != std::string::npos);
+      // Its seconds per call on the one timed shape: the last job's.
+      CHECK(m.log.find("known from the last job on 1 of 1 shapes") != std::string::npos);
+      REQUIRE(m.shapes.size() == 1);
+      CHECK(m.shapes[0].reference.count >= 5);
+      CHECK(m.speedup > 0.5);
+      CHECK(m.speedup < 2.0);
     }
     CHECK(KeptSupervisors().size() == 1);
   }
