@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -50,6 +51,17 @@ Status Finish(JobResult& result, const std::optional<Stop>& stop, const std::str
     if (session != nullptr && stop->role != "candidate") session->Reset();
   }
   return {};
+}
+
+// A kept reference's worker inherited this process's RLIMIT_CPU, which its
+// CPU time spends job after job: it is replaced once it has used a quarter
+// (as a kept supervisor retires itself: runner/serve.h), so that no job
+// meets the limit on the reference's account. Unknown: replaced.
+bool Spent(const WorkerProcess& worker) {
+  rlimit cpu{};
+  if (::getrlimit(RLIMIT_CPU, &cpu) != 0 || cpu.rlim_cur == RLIM_INFINITY) return false;
+  const double used = worker.CpuSeconds();
+  return used < 0 || used > static_cast<double>(cpu.rlim_cur) / 4;
 }
 
 // What the reference's worker and the shared regions were made for: a
@@ -138,7 +150,8 @@ Status Run(const Job& job, JobResult& result, bool check, Session* session) {
   bool reused = false;
   if (session != nullptr) {
     const std::string key = SessionKey(job, sizes);
-    if (session->key == key && session->reference && !session->reference->Inspect()) {
+    if (session->key == key && session->reference && !session->reference->Inspect() &&
+        !Spent(*session->reference)) {
       reused = true;
     } else {
       session->Reset();

@@ -163,6 +163,47 @@ TEST_SUITE("runner_pool") {
     CHECK(KeptSupervisors().size() == 1);
   }
 
+  TEST_CASE("a kept reference's worker is replaced before its CPU time meets the limit it inherited") {
+    // A reference that computes much per element, so that its CPU time, not
+    // the supervisor's, runs up: RLIMIT_CPU is run_timeout_s + 5 s = 9 s,
+    // and the worker is replaced past a quarter of it (0.5 s or more of its
+    // samples a job), in the same supervisor.
+    const std::string spin = R"(#include <cstdint>
+void scale_add(const float* x, float* y, int64_t n, float a) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    for (int k = 0; k < 2000; ++k) v = v * 0.999f + 0.001f;
+    y[i] = a * x[i] + 1.0f + 0.0f * v;
+  }
+}
+)";
+    Task task = testing::MakeScaleTask();
+    task.shapes = {{{"n", 2000}}};
+    task.reference = {"spin_ref.cpp", spin};
+    CpuEvaluatorOptions options = testing::FastOptions();
+    options.measure.run_timeout_s = 4;
+    options.measure.min_time_s = 0.5;
+    auto made = MakeCpuEvaluator(task, options);
+    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    Evaluator& evaluator = **made;
+    const Candidate candidate{spin, {}, evaluator.Toolchain(), evaluator.Flags()};
+    int kept = 0, replaced = 0;
+    for (int job = 0; job < 10 && replaced == 0; ++job) {
+      const Measurement m = evaluator.Evaluate(candidate);
+      INFO(ToString(m.outcome) << ": " << m.reason << "\n" << m.log);
+      REQUIRE(m.outcome == Outcome::kMeasured);
+      if (m.log.find("the reference's worker kept") != std::string::npos) ++kept;
+      // A new reference's worker and regions in the supervisor that kept
+      // the candidates' arena.
+      if (m.log.find("made, the candidate's arena kept and cleared") != std::string::npos) {
+        CHECK(m.log.find("workers started") != std::string::npos);
+        ++replaced;
+      }
+    }
+    CHECK(kept >= 2);
+    CHECK(replaced == 1);
+  }
+
   TEST_CASE("a supervisor killed in the middle of a job: the candidate's result says so, and the next gets a fresh one") {
     auto made = MakeCpuEvaluator(testing::MakeScaleTask(), testing::FastOptions());
     REQUIRE_MESSAGE(made.has_value(), made.error().message());
