@@ -591,6 +591,27 @@ TEST_SUITE("adversarial_gallery") {
     MESSAGE(simulated << " of " << profiled << " attacks ran to their end under cachegrind");
   }
 
+  TEST_CASE("a kernel that leaves a mark in the arena a kept supervisor reuses finds none the next time") {
+    // The gallery's evaluator keeps its supervisor from kernel to kernel
+    // (evaluators/runner_pool.h): the candidates' arena is reused. The kernel
+    // marks every page of it as its worker exits, and answers wrong when a
+    // later run of it finds another process's mark: zeroed between jobs, it
+    // is measured every time, at its honest speed.
+    World& world = Shared();
+    const std::string source =
+        testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / "k_marks_kept_arena.cpp");
+    const Candidate candidate{source, {}, world.evaluator->Toolchain(), world.evaluator->Flags()};
+    for (int run = 0; run < 3; ++run) {
+      CAPTURE(run);
+      const Measurement m = world.evaluator->Evaluate(candidate);
+      INFO(Describe(m) << "\n" << m.log);
+      CHECK(m.outcome == Outcome::kMeasured);
+      // From the second run on, in the arena its first run marked.
+      if (run > 0) CHECK(Contains(m.log, "kept from the last job, the candidate's arena cleared"));
+      CHECK(m.speedup < 2.0);
+    }
+  }
+
   TEST_CASE("a kernel that appends to the remarks its build left cannot put words in its profile") {
     // GCC writes the vectorization remarks into the build folder; the
     // profile reads them after the kernel ran, measured and under

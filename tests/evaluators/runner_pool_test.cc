@@ -143,7 +143,9 @@ TEST_SUITE("runner_pool") {
     Evaluator& evaluator = **made;
     // The kernel looks for another candidate's mark in its arena, and
     // leaves its own when its worker exits: found, it answers wrong.
-    const Candidate marker = testing::MakeCandidate(evaluator, "scale_arena_marker");
+    const Candidate marker{
+        testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / "k_marks_kept_arena.cpp"),
+        {}, evaluator.Toolchain(), evaluator.Flags()};
     REQUIRE(evaluator.Evaluate(testing::MakeCandidate(evaluator, "scale_ref")).outcome == Outcome::kMeasured);
     for (int round = 0; round < 3; ++round) {
       CAPTURE(round);

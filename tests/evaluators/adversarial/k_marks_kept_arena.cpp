@@ -1,4 +1,5 @@
-// Looks for what an earlier candidate left in its arena, and leaves its own
+// Against the supervisor kept for the run (evaluators/runner_pool.h): looks
+// for what an earlier candidate left in its arena, and leaves its own
 // mark there for the next: when its worker exits (a destructor of the
 // library, which runs in the worker after its last call) it writes a mark
 // (a magic word and a number of its own) at the start of every page of the
