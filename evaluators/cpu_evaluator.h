@@ -70,11 +70,21 @@ class CpuEvaluator final : public Evaluator {
   // The profile sources of a built candidate besides its measurement
   // (cpu_profile_sources.cc, docs/PROFILES.md): its instruction mix
   // (objdump), the compiler's vectorization remarks (a second compilation
-  // to an object), hardware counters when the PMU is readable, else
-  // cachegrind's simulated counts of the smallest timed shape; each source
-  // timed into profile.costs. What this machine lacks is added to
-  // profile.unavailable. Never throws.
-  void AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile);
+  // to an object), hardware counters when the PMU is readable (on the
+  // largest timed shape, calls enough for about 50 ms by the measurement's
+  // time per call, 10 without one), else cachegrind's simulated counts of
+  // the smallest timed shape; each source timed into profile.costs. What
+  // this machine lacks is added to profile.unavailable. Never throws.
+  void AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile,
+                         const Measurement* measurement = nullptr);
+  // cpu_profile_sources.cc: `events` (event_counters.h) counted by the
+  // runner on the candidate's worker around each of `calls` calls on timed
+  // shape `shape` (its first input set), in the sandbox and limits of its
+  // measurement (Job::count_events). The profile counts the PMU's events;
+  // the tests count software events, which every Linux has. An error when
+  // the job fails or the events cannot be counted (why).
+  Result<std::vector<EventCount>> CountEvents(const BuildResult& build, const std::vector<std::string>& events,
+                                              int shape, int calls);
   // cpu_hidden_shapes.cc: the reference and then the candidate in outputs
   // jobs on the drawn shapes (one input set of the check's own seed), the
   // candidate's outputs judged like any check.
@@ -97,6 +107,8 @@ class CpuEvaluator final : public Evaluator {
   // shape, in a runner job under the same sandbox and limits as its
   // measurement (its worker without the seccomp allowlist: docs/PROFILES.md).
   Result<CounterProfile> SimulateCaches(const BuildResult& build, const std::string& valgrind);
+  // The PMU's counts (PmuEvents) of the candidate on the largest timed shape.
+  Result<CounterProfile> CountHardware(const BuildResult& build, const Measurement* measurement);
   // Correctness then timing against the reference; `judge` false skips the
   // plausibility check (the task's own baseline is trusted code).
   Measurement MeasureBuilt(const BuildResult& build, bool judge = true, bool jit = false);

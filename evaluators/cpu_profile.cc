@@ -56,7 +56,7 @@ Result<Profile> CpuEvaluator::ProfileBuilt(const Candidate& candidate, const Bui
     }
   }
   if (largest != nullptr) profile.roofline = RooflineOf(*largest);
-  AddProfileSources(candidate, build, profile);
+  AddProfileSources(candidate, build, profile, &measurement);
   profile.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return profile;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -21,6 +22,13 @@ namespace {
 // on a slot it has not used. A second call would double valgrind's work.
 constexpr double kCachegrindCalls = 1;
 
+// Counted calls of the PMU's job: enough for about this much of the
+// kernel's time (its measured time per call), within these bounds.
+constexpr double kCountedSeconds = 0.05;
+constexpr int kMinCountedCalls = 3;
+constexpr int kMaxCountedCalls = 1000;
+constexpr int kCountedCallsUnmeasured = 10;
+
 double BufferElements(const JobShape& shape) {
   double elements = 0;
   for (const JobArg& arg : shape.args) {
@@ -33,7 +41,8 @@ double BufferElements(const JobShape& shape) {
 
 }  // namespace
 
-void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile) {
+void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile,
+                                     const Measurement* measurement) {
   // Each source timed: the profile says what it cost and where that went.
   const auto timed = [&profile](const char* source, const auto& take) {
     const auto start = std::chrono::steady_clock::now();
@@ -64,15 +73,32 @@ void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResu
         profile.unavailable.push_back("compiler remarks: " + remarks.error().message());
       }
     });
-    // Hardware counters are read where the PMU is; cachegrind simulates
-    // them elsewhere. (Counting in the worker is not implemented yet: a
-    // readable PMU is reported, the counts come from cachegrind.)
-    if (const std::string pmu = PmuUnavailableReason(); !pmu.empty()) {
+    // Hardware counters where the PMU is, counted by the supervisor on the
+    // kernel's worker; cachegrind simulates them elsewhere.
+    // evaluator.profile_counters picks one source ("auto": the PMU first).
+    const std::string& wanted = options_.profile_counters;
+    bool counted = false;
+    if (wanted == "cachegrind") {
+      // Chosen: deterministic counts, at a valgrind run's cost.
+    } else if (const std::string pmu = PmuUnavailableReason(); !pmu.empty()) {
       profile.unavailable.push_back(pmu);
+    } else if (options_.threads > 1) {
+      // A counter follows the threads a kernel starts, but adds their
+      // counts only when they exit; a thread pool's never do.
+      profile.unavailable.push_back("pmu: counts one thread, and this run's kernels may start threads (threads > 1)");
     } else {
-      profile.unavailable.push_back("pmu: readable, but counting in the worker is not implemented yet");
+      timed("pmu", [&] {
+        if (auto counters = CountHardware(build, measurement)) {
+          profile.counters = std::move(*counters);
+          counted = true;
+        } else {
+          profile.unavailable.push_back("pmu: " + counters.error().message());
+        }
+      });
     }
-    if (profile.mix && profile.mix->vector_bits >= 512) {
+    if (counted || wanted == "pmu") {
+      // The PMU's counts stand (valgrind's would cost more), or were the only ones wanted.
+    } else if (profile.mix && profile.mix->vector_bits >= 512) {
       // Valgrind (3.19 and later alike) has no AVX-512: the kernel would die of SIGILL.
       profile.unavailable.push_back("cachegrind: valgrind cannot run AVX-512 code (this kernel uses zmm registers)");
     } else if (const auto valgrind = CachegrindValgrind()) {
@@ -147,6 +173,59 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   auto totals = ParseCachegrind(text.str(), functions);
   if (!totals) return Fail(totals.error());
   return CachegrindCounters(*totals, kCachegrindCalls, elements, timed_shapes_[smallest].label);
+}
+
+Result<std::vector<EventCount>> CpuEvaluator::CountEvents(const BuildResult& build,
+                                                        const std::vector<std::string>& events, int shape,
+                                                        int calls) {
+  if (shape < 0 || shape >= static_cast<int>(timed_shapes_.size())) {
+    return Fail(Error::InvalidArgument("no timed shape " + std::to_string(shape)));
+  }
+  if (events.empty() || calls < 1) return Fail(Error::InvalidArgument("nothing to count"));
+  const std::filesystem::path dir = NewEvalDir();
+  Job job = MakeJob("outputs", {build.library}, false);
+  job.shapes = {timed_shapes_[shape]};
+  job.input_sets = 1;
+  job.second_call = false;
+  job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
+  job.output_file.clear();  // the counts are the point, not the outputs
+  job.count_events = events;
+  job.counted_calls = calls;
+  const JobRun run = RunJob(job, dir, "counting events", false);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  if (run.failure) return Fail(Error::Io(run.failure->reason));
+  if (!run.result.counts_error.empty()) return Fail(Error::Unsupported(run.result.counts_error));
+  if (run.result.counts.size() != events.size()) {
+    return Fail(Error::Io("the runner counted " + std::to_string(run.result.counts.size()) + " of " +
+                          std::to_string(events.size()) + " events"));
+  }
+  return run.result.counts;
+}
+
+Result<CounterProfile> CpuEvaluator::CountHardware(const BuildResult& build, const Measurement* measurement) {
+  if (timed_shapes_.empty() || timed_shapes_.size() != task_.shapes.size()) {
+    return Fail(Error::NotFound("the task has no timed shape"));
+  }
+  // The largest timed shape, as the roofline's: where the counts say most
+  // about the memory hierarchy (they cost no more than its calls).
+  std::size_t largest = 0;
+  for (std::size_t s = 1; s < timed_shapes_.size(); ++s) {
+    if (OutputElements(task_, task_.shapes[s]) > OutputElements(task_, task_.shapes[largest])) largest = s;
+  }
+  const double elements = OutputElements(task_, task_.shapes[largest]);
+  if (elements <= 0) return Fail(Error::NotFound("the task has no output buffer to count per element"));
+  int calls = kCountedCallsUnmeasured;
+  if (measurement != nullptr) {
+    for (const ShapeTiming& timing : measurement->shapes) {
+      if (ShapeLabel(task_, timing.shape) != timed_shapes_[largest].label || timing.candidate.median <= 0) continue;
+      const double wanted = std::ceil(kCountedSeconds / timing.candidate.median);
+      calls = static_cast<int>(std::clamp(wanted, double{kMinCountedCalls}, double{kMaxCountedCalls}));
+    }
+  }
+  auto counts = CountEvents(build, PmuEvents(), static_cast<int>(largest), calls);
+  if (!counts) return Fail(counts.error());
+  return PmuCounters(*counts, calls, elements, timed_shapes_[largest].label);
 }
 
 }  // namespace kestrel

@@ -127,8 +127,12 @@ std::vector<Check> DiagnoseProfileSources(const EvaluatorConfig& config) {
     for (const ProfileSource& source : DetectProfileSources(config.kind == "cuda" ? "c++" : config.compiler)) {
       std::string fix;
       if (!source.works) {
+        const std::string stands_in = config.profile_counters == "pmu"
+                                          ? "; with evaluator.profile_counters \"pmu\" profiles have no "
+                                            "counts here (\"auto\" falls back to cachegrind)"
+                                          : "; cachegrind stands in";
         fix = source.name == "pmu"          ? "bare metal or a VM with a virtual PMU, or a lower "
-                                              "kernel.perf_event_paranoid; cachegrind stands in"
+                                              "kernel.perf_event_paranoid" + stands_in
               : source.name == "cachegrind" ? "apt-get install valgrind"
               : source.name == "objdump"    ? "apt-get install binutils"
               : source.name == "ncu"        ? "for CUDA kernels: install Nsight Compute on a machine with a GPU"

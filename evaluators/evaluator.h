@@ -127,6 +127,9 @@ struct CpuEvaluatorOptions {
   // starts cold (a batched sample of a microsecond kernel: its first call).
   // Each flush costs about that size over the memory bandwidth.
   bool flush_cache = false;
+  // Where a profile's counts come from: "auto" (the PMU where it is
+  // readable, else cachegrind), "pmu" (none without one) or "cachegrind".
+  std::string profile_counters = "auto";
   double build_timeout_s = 120;   // compiler wall clock
   std::filesystem::path work_dir;     // scratch; default: a fresh dir under the executor's ScratchRoot()
   std::filesystem::path runner_path;  // kestrel-runner; default: next to the executable

@@ -20,6 +20,10 @@ struct EvaluatorConfig {
   // wall clock: run_timeout_s); the seed is the run config's.
   MeasureOptions measure;
   bool flush_cache = false;   // evict the caches before each timing sample
+  // Kind "cpu": where a profile's counts come from (docs/PROFILES.md):
+  // "auto" (the PMU where it is readable, else cachegrind), "pmu" or
+  // "cachegrind" (deterministic, at a valgrind run's cost).
+  std::string profile_counters = "auto";
   std::string sandbox = "auto";  // "auto" (every layer available) or "none" (unconfined, by choice)
   std::string arch = "sm_90";  // kind "cuda": nvcc -arch (compiler: the nvcc, "" for the default)
   // kind "command" (evaluators/command_evaluator.h): argv templates with

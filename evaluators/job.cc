@@ -186,6 +186,8 @@ std::string JobToJson(const Job& job) {
               {"seed", job.seed},
               {"input_sets", job.input_sets},
               {"second_call", job.second_call},
+              {"count_events", job.count_events},
+              {"counted_calls", job.counted_calls},
               {"output_file", job.output_file.string()},
               {"min_time_s", job.min_time_s},
               {"min_samples", job.min_samples},
@@ -230,6 +232,8 @@ Result<Job> ParseJob(const std::string& text) {
     job.seed = in.at("seed").get<std::uint64_t>();
     job.input_sets = in.at("input_sets").get<int>();
     job.second_call = in.value("second_call", true);
+    job.count_events = in.value("count_events", std::vector<std::string>());
+    job.counted_calls = in.value("counted_calls", 0);
     job.output_file = in.at("output_file").get<std::string>();
     job.min_time_s = in.at("min_time_s").get<double>();
     job.min_samples = in.at("min_samples").get<int>();
@@ -270,6 +274,15 @@ Result<Job> ParseJob(const std::string& text) {
     if (job.timed_shapes < 0 || job.timed_shapes > static_cast<int>(job.shapes.size())) {
       throw std::runtime_error("timed_shapes must be between 0 and the number of shapes");
     }
+    for (const std::string& event : job.count_events) {
+      if (FindCounterEvent(event) == nullptr) throw std::runtime_error("unknown counter event '" + event + "'");
+    }
+    if (job.counted_calls < 0 || job.counted_calls > 100000) {
+      throw std::runtime_error("counted_calls must be between 0 and 100000");
+    }
+    if (job.counted_calls > 0 && (job.count_events.empty() || job.mode != "outputs")) {
+      throw std::runtime_error("counted_calls needs count_events and the outputs mode");
+    }
     if (job.prepare_inputs && job.inputs_file.empty()) throw std::runtime_error("prepare_inputs needs an inputs_file");
     if (job.flush_bytes < 0 || job.flush_bytes > (std::int64_t{1} << 34)) {
       throw std::runtime_error("flush_bytes must be between 0 and 16 GiB");
@@ -306,6 +319,18 @@ std::string JobResultToJson(const JobResult& result) {
   }
   if (result.outputs_compared) out["outputs_compared"] = ComparisonToJson(*result.outputs_compared);
   if (result.timed_compared) out["timed_compared"] = ComparisonToJson(*result.timed_compared);
+  if (!result.counts.empty() || !result.counts_error.empty()) {
+    json counts = json::array();
+    for (const EventCount& count : result.counts) {
+      counts.push_back({{"name", count.name},
+                        {"value", count.value},
+                        {"raw", count.raw},
+                        {"enabled_s", count.enabled_s},
+                        {"running_s", count.running_s}});
+    }
+    out["counts"] = std::move(counts);
+    out["counts_error"] = result.counts_error;
+  }
   return out.dump();
 }
 
@@ -337,6 +362,18 @@ Result<JobResult> ParseJobResult(const std::string& text) {
     }
     if (in.contains("outputs_compared")) result.outputs_compared = ComparisonFromJson(in.at("outputs_compared"));
     if (in.contains("timed_compared")) result.timed_compared = ComparisonFromJson(in.at("timed_compared"));
+    if (in.contains("counts")) {
+      for (const auto& count : in.at("counts")) {
+        EventCount parsed;
+        parsed.name = count.at("name").get<std::string>();
+        parsed.value = count.at("value").get<double>();
+        parsed.raw = count.at("raw").get<double>();
+        parsed.enabled_s = count.at("enabled_s").get<double>();
+        parsed.running_s = count.at("running_s").get<double>();
+        result.counts.push_back(std::move(parsed));
+      }
+      result.counts_error = in.value("counts_error", std::string());
+    }
     return result;
   } catch (const std::exception& e) {
     return Fail(Error::InvalidArgument(std::string("malformed runner result: ") + e.what()));

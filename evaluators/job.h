@@ -19,6 +19,7 @@
 #include "core/host.h"
 #include "core/measurement.h"
 #include "core/task.h"
+#include "evaluators/event_counters.h"
 
 namespace kestrel {
 
@@ -50,6 +51,13 @@ struct Job {
   // compared with the first's (determinism). A profile job, whose counts
   // are of calls, not of a verdict, calls once (false).
   bool second_call = true;
+  // Outputs mode, a counting job (docs/PROFILES.md, "Hardware counters"):
+  // once the checks are done, the last shape's last input set is called
+  // `counted_calls` more times, and these events (event_counters.h) are
+  // counted on the candidate's worker around each of those calls, by the
+  // supervisor (JobResult::counts).
+  std::vector<std::string> count_events;
+  int counted_calls = 0;
   std::vector<JobShape> shapes;     // outputs: all shapes checked; time: timed shapes
   std::filesystem::path output_file;  // outputs and evaluate modes
   int timed_shapes = 0;             // evaluate mode: the leading shapes timed (0: all)
@@ -176,6 +184,11 @@ struct JobResult {
   // first outputs of timing compared with them (compare.h).
   std::optional<OutputComparison> outputs_compared;
   std::optional<OutputComparison> timed_compared;
+  // A counting job: each event's count over the counted calls, in the
+  // order of Job::count_events; or why the events could not be counted
+  // (counts_error: the checks' verdict stands, the counts are missing).
+  std::vector<EventCount> counts;
+  std::string counts_error;
 };
 
 std::string JobToJson(const Job& job);

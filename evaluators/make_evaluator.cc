@@ -79,6 +79,7 @@ Result<std::unique_ptr<Evaluator>> MakeEvaluator(const Task& task, const Evaluat
   options.flags = config.flags;
   options.threads = config.threads;
   options.flush_cache = config.flush_cache;
+  options.profile_counters = config.profile_counters;
   options.runner_path = runner_path;
   options.sandbox = config.sandbox;
   return MakeCpuEvaluator(task, options);

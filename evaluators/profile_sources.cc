@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "evaluators/compiler_remarks.h"
+#include "evaluators/event_counters.h"
 #include "evaluators/subprocess.h"
 
 namespace kestrel {
@@ -42,19 +43,6 @@ std::optional<std::string> FirstLine(const std::vector<std::string>& argv) {
   return run->log.substr(0, run->log.find('\n'));
 }
 
-const char* ErrnoName(int error) {
-  switch (error) {
-    case ENOENT: return "ENOENT";
-    case ENODEV: return "ENODEV";
-    case EOPNOTSUPP: return "EOPNOTSUPP";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case ENOSYS: return "ENOSYS";
-    case EINVAL: return "EINVAL";
-    default: return "errno";
-  }
-}
-
 }  // namespace
 
 std::string PmuUnavailableReason() {
@@ -70,26 +58,7 @@ std::string PmuUnavailableReason() {
     ::close(static_cast<int>(fd));
     return "";
   }
-  const int error = errno;
-  std::string why;
-  switch (error) {
-    case ENOENT:
-    case ENODEV:
-    case EOPNOTSUPP:
-      why = "this machine exposes no hardware counters (a VM without a virtual PMU?)";
-      break;
-    case EACCES:
-    case EPERM:
-      why = "not permitted (kernel.perf_event_paranoid, or a container's seccomp policy)";
-      break;
-    case ENOSYS:
-      why = "the kernel has no perf events";
-      break;
-    default:
-      why = "unexpected";
-  }
-  return "pmu: perf_event_open(PERF_TYPE_HARDWARE) failed: " + std::string(std::strerror(error)) + " (" +
-         ErrnoName(error) + "): " + why;
+  return "pmu: perf_event_open(PERF_TYPE_HARDWARE) failed: " + PerfOpenFailure(errno);
 }
 
 std::optional<std::string> CachegrindValgrind() {
@@ -255,6 +224,38 @@ CounterProfile CachegrindCounters(const std::map<std::string, double>& totals, d
   if (accesses > 0 && totals.count("D1mr")) counters.d1_miss_rate = (get("D1mr") + get("D1mw")) / accesses;
   if (accesses > 0 && totals.count("DLmr")) counters.ll_miss_rate = (get("DLmr") + get("DLmw")) / accesses;
   if (per > 0 && totals.count("D1mr")) counters.cache_misses = (get("D1mr") + get("D1mw")) / per;
+  return counters;
+}
+
+CounterProfile PmuCounters(const std::vector<EventCount>& counts, double calls, double elements,
+                           const std::string& shape) {
+  const auto get = [&counts](std::string_view event) -> std::optional<double> {
+    for (const EventCount& count : counts) {
+      if (count.name == event && count.running_s > 0) return count.value;
+    }
+    return std::nullopt;  // not counted, or never on a counter
+  };
+  CounterProfile counters;
+  counters.source = "pmu";
+  counters.shape = shape;
+  const double per = calls * elements;
+  const auto cycles = get("cycles");
+  const auto instructions = get("instructions");
+  const auto loads = get("L1-dcache-loads");
+  const auto l1_misses = get("L1-dcache-load-misses");
+  const auto ll_misses = get("cache-misses");
+  const auto branch_misses = get("branch-misses");
+  if (per > 0) {
+    if (cycles) counters.cycles = *cycles / per;
+    if (instructions) counters.instructions = *instructions / per;
+    if (l1_misses) counters.cache_misses = *l1_misses / per;
+    if (branch_misses) counters.branch_misses = *branch_misses / per;
+  }
+  if (cycles && instructions && *cycles > 0) counters.ipc = *instructions / *cycles;
+  if (loads && *loads > 0) {
+    if (l1_misses) counters.d1_miss_rate = *l1_misses / *loads;
+    if (ll_misses) counters.ll_miss_rate = *ll_misses / *loads;
+  }
   return counters;
 }
 

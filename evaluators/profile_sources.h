@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/profile.h"
+#include "evaluators/event_counters.h"
 
 namespace kestrel {
 
@@ -49,5 +50,14 @@ Result<std::map<std::string, double>> ParseCachegrind(std::string_view text, con
 // `elements` elements: instructions, D1 and LL miss rates per data access.
 CounterProfile CachegrindCounters(const std::map<std::string, double>& totals, double calls, double elements,
                                   const std::string& shape);
+
+// Counters per element from a counting job's PMU counts (PmuEvents) over
+// `calls` calls of a shape of `elements` elements: cycles, instructions and
+// IPC; L1 data load misses per element and per L1 data load; last-level
+// misses (perf's cache-misses) per L1 data load; branch misses per
+// element. An event missing from `counts`, or never given a counter
+// (running_s 0), leaves its figures out.
+CounterProfile PmuCounters(const std::vector<EventCount>& counts, double calls, double elements,
+                           const std::string& shape);
 
 }  // namespace kestrel

@@ -107,7 +107,7 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
     }
   };
   only({"compiler", "flags"}, !command, "\"cpu\" and \"cuda\"");
-  only({"threads", "flush_cache"}, out.kind == "cpu", "\"cpu\"");
+  only({"threads", "flush_cache", "profile_counters"}, out.kind == "cpu", "\"cpu\"");
   only({"binds", "pass_env"}, command || cuda, "\"command\" and \"cuda\"");
   only({"devices"}, command, "\"command\"");
   only({"arch"}, cuda, "\"cuda\"");
@@ -131,6 +131,7 @@ Status ParseEvaluator(const json& object, const std::string& origin, EvaluatorCo
   fields.Number("timeout_s", out.measure.run_timeout_s, 0.1, 86400.0);
   fields.Number("max_speedup", out.measure.max_speedup, 1.0, 1e9);
   fields.Boolean("flush_cache", out.flush_cache);
+  fields.OneOf("profile_counters", out.profile_counters, {"auto", "pmu", "cachegrind"});
   fields.OneOf("sandbox", out.sandbox, {"auto", "none"});
   fields.StringList("binds", out.binds);
   fields.StringList("pass_env", out.pass_env);
@@ -333,6 +334,7 @@ static json ToJson(const EvaluatorConfig& evaluator) {
   if (evaluator.kind == "cpu") {
     out["threads"] = evaluator.threads;
     out["flush_cache"] = evaluator.flush_cache;
+    out["profile_counters"] = evaluator.profile_counters;
   }
   if (evaluator.kind != "cpu") {
     out["binds"] = evaluator.binds;

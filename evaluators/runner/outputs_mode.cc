@@ -13,11 +13,51 @@
 #include "evaluators/runner/modes.h"
 #include "evaluators/runner/supervisor.h"
 #include "evaluators/compare.h"
+#include "evaluators/event_counters.h"
 
 namespace kestrel::runner {
 namespace {
 
 bool Everything(ArgRole) { return true; }
+
+// A counting job's counted calls (Job::count_events): the last shape's last
+// input set, as CheckOutputs left it in the arena, called again and again
+// with the events counted on the worker around each call. Counters that
+// cannot be opened or read leave counts_error, not a verdict.
+std::optional<WorkerVerdict> CountCalls(const Job& job, WorkerProcess& worker, Deadline deadline,
+                                        JobResult& result) {
+  if (job.counted_calls <= 0 || job.count_events.empty()) return std::nullopt;
+  if (worker.pid() <= 0) {
+    result.counts_error = "the worker's process id is unknown";
+    return std::nullopt;
+  }
+  auto counters = EventCounters::Open(worker.pid(), job.count_events);
+  if (!counters) {
+    result.counts_error = counters.error().message();
+    return std::nullopt;
+  }
+  for (int call = 0; call < job.counted_calls; ++call) {
+    if (auto on = counters->Enable(); !on) {
+      result.counts_error = on.error().message();
+      return std::nullopt;
+    }
+    double seconds = 0;
+    std::optional<WorkerVerdict> bad = worker.Run(0, 1, deadline, &seconds);
+    const Status off = counters->Disable();
+    if (bad) return bad;
+    if (!off) {
+      result.counts_error = off.error().message();
+      return std::nullopt;
+    }
+  }
+  if (auto bad = worker.Inspect()) return bad;
+  if (auto counts = counters->Read()) {
+    result.counts = std::move(*counts);
+  } else {
+    result.counts_error = counts.error().message();
+  }
+  return std::nullopt;
+}
 
 
 }  // namespace
@@ -131,7 +171,8 @@ Status RunOutputs(const Job& job, JobResult& result) {
   CheckSummary summary;
   auto checked = CheckOutputs(job, *inputs, **worker, *arena, nullptr, result, summary);
   if (!checked) return Fail(checked.error());
-  return finish(*checked ? std::optional<WorkerVerdict>((*checked)->verdict) : std::nullopt);
+  if (*checked) return finish((*checked)->verdict);
+  return finish(CountCalls(job, **worker, deadline, result));
 }
 
 }  // namespace kestrel::runner

@@ -87,6 +87,8 @@ class WorkerProcess {
   // What it printed, trimmed; "" when nothing.
   std::string TakeLog();
   const std::string& role() const { return options_.role; }
+  // The worker's process id as this process sees it (-1 when unknown).
+  pid_t pid() const { return reaped_ ? -1 : worker_pid_; }
 
  private:
   explicit WorkerProcess(const WorkerOptions& options) : options_(options) {}

@@ -87,6 +87,30 @@ TEST_SUITE("job") {
       CHECK_FALSE(ParseJob(JobToJson(job)).has_value());
     }
 
+    job.wrapper_file = "cachegrind.out";
+    // A counting job (Job::count_events) names known events, in outputs mode.
+    job.count_events = {"cycles", "page-faults"};
+    job.counted_calls = 12;
+    auto counting = ParseJob(JobToJson(job));
+    REQUIRE(counting.has_value());
+    CHECK(counting->count_events == job.count_events);
+    CHECK(counting->counted_calls == 12);
+    job.count_events = {"cycles", "cpu-wizardry"};
+    auto unknown = ParseJob(JobToJson(job));
+    REQUIRE_FALSE(unknown.has_value());
+    CHECK(unknown.error().message().find("unknown counter event 'cpu-wizardry'") != std::string::npos);
+    job.count_events.clear();
+    CHECK_FALSE(ParseJob(JobToJson(job)).has_value());  // calls to count, nothing to count
+    job.count_events = {"cycles"};
+    job.counted_calls = -1;
+    CHECK_FALSE(ParseJob(JobToJson(job)).has_value());
+    job.counted_calls = 3;
+    job.mode = "time";
+    CHECK_FALSE(ParseJob(JobToJson(job)).has_value());
+    job.mode = "outputs";
+    job.count_events.clear();
+    job.counted_calls = 0;
+
     JobResult result;
     result.nonce = "n";
     result.checks = {{1, 2, {"x"}, true}};
@@ -98,6 +122,20 @@ TEST_SUITE("job") {
     CHECK(back->timings[0].candidate.size() == 2);
     CHECK(back->timings[0].reference_batch == 20);
     CHECK(back->timings[0].flushes == 2);
+    CHECK(back->counts.empty());
+    result.counts = {{"page-faults", 130.5, 87, 0.002, 0.001334}};
+    auto counted = ParseJobResult(JobResultToJson(result));
+    REQUIRE(counted.has_value());
+    REQUIRE(counted->counts.size() == 1);
+    CHECK(counted->counts[0].name == "page-faults");
+    CHECK(counted->counts[0].value == 130.5);
+    CHECK(counted->counts[0].raw == 87);
+    CHECK(counted->counts[0].running_s == 0.001334);
+    result.counts.clear();
+    result.counts_error = "perf_event_open(cycles): No such file or directory (ENOENT): ...";
+    auto refused = ParseJobResult(JobResultToJson(result));
+    REQUIRE(refused.has_value());
+    CHECK(refused->counts_error == result.counts_error);
 
     CHECK_FALSE(ParseJobResult("not json").has_value());
     CHECK_FALSE(ParseJobResult("{\"nonce\": 3}").has_value());

@@ -204,6 +204,34 @@ TEST_CASE("cachegrind's counts are summed over the kernel's functions only") {
   CHECK(!counters.cycles);  // a simulation has no clock
 }
 
+TEST_CASE("the PMU's counts per element: cycles, instructions, IPC, miss rates per L1 load; an event never on a counter is left out") {
+  // 10 calls of a 1000-element shape; branch-misses never got a counter.
+  const std::vector<EventCount> counts = {{"cycles", 2e6, 1e6, 0.002, 0.001},
+                                          {"instructions", 4e6, 4e6, 0.002, 0.002},
+                                          {"cache-misses", 1e4, 1e4, 0.002, 0.002},
+                                          {"branch-misses", 0, 0, 0.002, 0},
+                                          {"L1-dcache-loads", 1e6, 1e6, 0.002, 0.002},
+                                          {"L1-dcache-load-misses", 1e5, 1e5, 0.002, 0.002}};
+  const CounterProfile counters = PmuCounters(counts, 10, 1000, "n=1000");
+  CHECK(counters.source == "pmu");
+  CHECK(counters.shape == "n=1000");
+  REQUIRE(counters.cycles);
+  CHECK(*counters.cycles == doctest::Approx(200));  // the scaled value (multiplexed: counted half the time)
+  CHECK(*counters.instructions == doctest::Approx(400));
+  CHECK(*counters.ipc == doctest::Approx(2));
+  CHECK(*counters.d1_miss_rate == doctest::Approx(0.1));
+  CHECK(*counters.ll_miss_rate == doctest::Approx(0.01));
+  CHECK(*counters.cache_misses == doctest::Approx(10));
+  CHECK_FALSE(counters.branch_misses);
+  const std::string digest = ProfileDigest(Profile{.counters = counters});
+  CHECK(digest.find("counters (pmu, n=1000): cycles/elem 200, instructions/elem 400, IPC 2.00") != std::string::npos);
+  // Nothing counted: nothing claimed.
+  const CounterProfile none = PmuCounters({}, 10, 1000, "n=1000");
+  CHECK_FALSE(none.cycles);
+  CHECK_FALSE(none.ipc);
+  CHECK_FALSE(none.d1_miss_rate);
+}
+
 TEST_CASE("a file that is not cachegrind's is refused with the line") {
   auto none = ParseCachegrind("hello\n", {"f"});
   REQUIRE(!none);

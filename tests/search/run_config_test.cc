@@ -118,6 +118,21 @@ TEST_SUITE("run_config") {
     CHECK(ToJson(*parsed).at("evaluator").at("flush_cache") == true);
   }
 
+  TEST_CASE("evaluator.profile_counters: auto by default, pmu or cachegrind, round-trips, cpu only") {
+    CHECK(RunConfig{}.evaluator.profile_counters == "auto");
+    auto parsed = ParseRunConfig(json{{"task", "softmax"}, {"evaluator", {{"profile_counters", "cachegrind"}}}}, "c.json");
+    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    CHECK(parsed->evaluator.profile_counters == "cachegrind");
+    CHECK(ToJson(*parsed).at("evaluator").at("profile_counters") == "cachegrind");
+    auto wrong = ParseRunConfig(json{{"task", "softmax"}, {"evaluator", {{"profile_counters", "perf"}}}}, "c.json");
+    REQUIRE_FALSE(wrong.has_value());
+    CHECK(wrong.error().message().find("evaluator.profile_counters") != std::string::npos);
+    auto cuda = ParseRunConfig(json{{"task", "softmax"}, {"evaluator", {{"kind", "cuda"}, {"profile_counters", "pmu"}}}},
+                               "c.json");
+    REQUIRE_FALSE(cuda.has_value());
+    CHECK(cuda.error().message().find("only for \"cpu\"") != std::string::npos);
+  }
+
   TEST_CASE("evaluator kind command: the shipped example parses and round-trips; each kind refuses the other's fields") {
     auto example = LoadRunConfig(testing::SourceDir() / "examples" / "command" / "poly.json");
     REQUIRE_MESSAGE(example.has_value(), example.error().message());
