@@ -22,7 +22,9 @@ namespace kestrel {
 struct Calibration {
   int threads = 1;           // threads the peak and bandwidths were measured with
   double peak_gflops = 0.0;  // FP32 fused multiply-add throughput
-  double l1_gbps = 0.0;      // read bandwidth of a working set of half of each level
+  // Bandwidth of a working set of half of each level: the faster of one read
+  // stream and a triad (two read streams, one written; 12 bytes an element).
+  double l1_gbps = 0.0;
   double l2_gbps = 0.0;
   double l3_gbps = 0.0;
   double dram_gbps = 0.0;

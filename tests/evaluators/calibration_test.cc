@@ -5,6 +5,10 @@
 
 #include <doctest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
 #include "core/roofline.h"
 #include "evaluators/calibration.h"
 #include "evaluators/evaluator.h"
@@ -50,6 +54,26 @@ TEST_SUITE("calibration") {
     CHECK(calibration->peak_gflops < 10000);
     CHECK(calibration->dram_gbps > 0.5);
     CHECK(calibration->l1_gbps >= calibration->dram_gbps);
+
+    // A plain triad (two reads, one write: 12 bytes an element as a task
+    // counts them) over a DRAM-sized working set moves at most about the
+    // calibrated DRAM bandwidth: a read stream alone (what the calibration
+    // measured before) reads 1 GiB at some 26 GB/s here, a triad 36 GB/s,
+    // and a roofline 1.4 times below an honest triad was one an excellent
+    // triad kernel could pass (implausible above 1.5).
+    const long n = std::min<long>(std::max<long>(128L << 20, 4 * host.l3_bytes), 1L << 30) / 12;  // as the DRAM figure
+    std::vector<float> x(n, 1.0f), y(n, 2.0f), z(n, 0.0f);
+    double best = 0;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto start = std::chrono::steady_clock::now();
+      for (long i = 0; i < n; ++i) z[i] = 1.0001f * x[i] + y[i];
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      best = std::max(best, 12.0 * static_cast<double>(n) / seconds / 1e9);
+    }
+    MESSAGE("a plain triad over " << 12 * n / (1 << 20) << " MiB: " << best << " GB/s; calibrated DRAM "
+                                  << calibration->dram_gbps << " GB/s");
+    CHECK(z[n / 2] > 2.0f);
+    CHECK(best <= 1.1 * calibration->dram_gbps);
   }
 
   TEST_CASE("a measurement reports its roofline fraction; an impossible roofline or speedup is rejected") {
