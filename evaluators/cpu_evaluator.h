@@ -107,6 +107,9 @@ class CpuEvaluator final : public Evaluator {
   // shape, in a runner job under the same sandbox and limits as its
   // measurement (its worker without the seccomp allowlist: docs/PROFILES.md).
   Result<CounterProfile> SimulateCaches(const BuildResult& build, const std::string& valgrind);
+  // A profile's outputs job of the candidate on timed shape `shape`: one
+  // input set, called once (Job::second_call off), inputs drawn in memory.
+  Job ProfileJob(const BuildResult& build, std::size_t shape) const;
   // The PMU's counts (PmuEvents) of the candidate on the largest timed shape.
   Result<CounterProfile> CountHardware(const BuildResult& build, const Measurement* measurement);
   // Correctness then timing against the reference; `judge` false skips the

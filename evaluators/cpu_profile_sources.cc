@@ -41,6 +41,15 @@ double BufferElements(const JobShape& shape) {
 
 }  // namespace
 
+Job CpuEvaluator::ProfileJob(const BuildResult& build, std::size_t shape) const {
+  Job job = MakeJob("outputs", {build.library}, false);
+  job.shapes = {timed_shapes_[shape]};
+  job.input_sets = 1;
+  job.second_call = false;
+  job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
+  return job;
+}
+
 void CpuEvaluator::AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile,
                                      const Measurement* measurement) {
   // Each source timed: the profile says what it cost and where that went.
@@ -133,11 +142,7 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   for (const auto& [name, body] : KernelFunctions(*objdump)) functions.insert(name);
 
   const std::filesystem::path dir = NewEvalDir();
-  Job job = MakeJob("outputs", {build.library}, false);
-  job.shapes = {timed_shapes_[smallest]};
-  job.input_sets = 1;
-  job.second_call = false;
-  job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
+  Job job = ProfileJob(build, smallest);
   job.output_file = dir / "outputs.bin";
   // Valgrind does not implement the seccomp system call (the worker could
   // not install its allowlist), and the allowlist would stop valgrind's own
@@ -183,11 +188,7 @@ Result<std::vector<EventCount>> CpuEvaluator::CountEvents(const BuildResult& bui
   }
   if (events.empty() || calls < 1) return Fail(Error::InvalidArgument("nothing to count"));
   const std::filesystem::path dir = NewEvalDir();
-  Job job = MakeJob("outputs", {build.library}, false);
-  job.shapes = {timed_shapes_[shape]};
-  job.input_sets = 1;
-  job.second_call = false;
-  job.inputs_file.clear();  // drawn in memory: the run's file holds every shape
+  Job job = ProfileJob(build, static_cast<std::size_t>(shape));
   job.output_file.clear();  // the counts are the point, not the outputs
   job.count_events = events;
   job.counted_calls = calls;
