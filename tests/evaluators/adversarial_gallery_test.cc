@@ -138,6 +138,8 @@ const std::vector<Attack>& Gallery() {
       {"t_infinity_in_block", 7, Expect::kNotFaster},
       // against the profile's files, which the build leaves beside the library
       {"p_forges_remarks", 7, Expect::kHonest},
+      {"p_resets_counters", 7, Expect::kHonest},
+      {"p_stops_counters", 7, Expect::kSandbox},
   };
   return gallery;
 }

@@ -159,6 +159,28 @@ TEST_CASE("the runner counts a candidate's counted calls on its worker, and noth
   }
 }
 
+TEST_CASE("a kernel cannot stop or reset the counters its supervisor holds") {
+  CpuEvaluator& evaluator = ScaleEvaluator();
+  const auto attack = [&evaluator](const std::string& file) {
+    const std::string source =
+        testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / (file + ".cpp"));
+    const BuildResult build = evaluator.Build(Candidate{source, {}, evaluator.Toolchain(), evaluator.Flags()});
+    REQUIRE_MESSAGE(build.ok, build.log);
+    return evaluator.CountEvents(build, {"page-faults", "task-clock"}, 0, 4);
+  };
+  // PERF_EVENT_IOC_DISABLE and _RESET on each of its descriptors: it holds
+  // no counter, and every fault of its 4 counted calls is counted.
+  auto reset = attack("p_resets_counters");
+  REQUIRE_MESSAGE(reset, reset.error().message());
+  CHECK(ByName(*reset)["page-faults"].value >= 4 * kPagesPerCall);
+  CHECK(ByName(*reset)["page-faults"].value < 5 * kPagesPerCall);
+  // prctl(PR_TASK_PERF_EVENTS_DISABLE) would stop them: the allowlist ends
+  // the job, and no count comes back.
+  auto stopped = attack("p_stops_counters");
+  REQUIRE_FALSE(stopped);
+  CHECK(stopped.error().message().find("prctl") != std::string::npos);
+}
+
 TEST_CASE("the profile's counts come from the source the evaluator is told to use") {
   const bool has_pmu = PmuUnavailableReason().empty();
   const auto profile_with = [](const std::string& counters) {
