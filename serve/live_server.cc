@@ -1,5 +1,7 @@
 #include "serve/live_server.h"
 
+#include <sys/socket.h>
+
 #include <charconv>
 #include <map>
 #include <mutex>
@@ -87,6 +89,14 @@ class LiveServer::Impl {
   void Route() {
     server_.set_payload_max_length(options_.max_request_bytes);
     server_.set_read_timeout(10, 0);
+    // The listening socket is remembered (its backlog is raised once bound:
+    // BindPort). SO_REUSEADDR, not the library's SO_REUSEPORT, so that a
+    // second server on a port in use fails instead of sharing it.
+    server_.set_socket_options([this](int socket) {
+      const int yes = 1;
+      ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      listening_ = socket;
+    });
     server_.set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
       if (IsTraversal(request.path)) {
         SendError(response, 400, "refused: the path leaves the served routes");
@@ -147,6 +157,12 @@ class LiveServer::Impl {
       }
       port_ = options_.port;
     }
+    // The library listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG,
+    // fixed when Debian built it): a burst of connections beyond it has its
+    // SYNs dropped and retried after 1, 3, 7, 15, 31 s, so 100 page loads at
+    // once took up to a minute while the server sat idle. Listening again
+    // on the bound socket raises the backlog.
+    if (listening_ >= 0) ::listen(listening_, SOMAXCONN);
     return {};
   }
 
@@ -317,6 +333,7 @@ class LiveServer::Impl {
 
   ServeOptions options_;
   httplib::Server server_;
+  int listening_ = -1;  // the listening socket, once bound
   int port_ = 0;
   std::mutex pages_mutex_;
   DataVersion pages_version_;
