@@ -48,6 +48,11 @@ constexpr scmp_datum_t kTmpFile = 020000000;
 constexpr scmp_datum_t kWriteFlags = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | kTmpFile;
 constexpr scmp_datum_t kWriteExec = PROT_WRITE | PROT_EXEC;
 
+// arch_prctl's AMX requests (<asm/prctl.h>, Linux 5.16).
+constexpr scmp_datum_t kArchGetXcompSupp = 0x1021;
+constexpr scmp_datum_t kArchGetXcompPerm = 0x1022;
+constexpr scmp_datum_t kArchReqXcompPerm = 0x1023;
+
 // `syscall` allowed when no write flag is set in argument `arg`, named otherwise.
 void OpenReadOnly(Filter& filter, int syscall, unsigned arg, std::uint32_t named) {
   filter.Add(SCMP_ACT_ALLOW, syscall, scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, kWriteFlags, 0});
@@ -107,6 +112,12 @@ int InstallAllowlist(bool allow_threads, bool allow_jit) {
     NeverWriteExec(filter, SCMP_SYS(mmap), 2, named);
     NeverWriteExec(filter, SCMP_SYS(mprotect), 2, named);
     NeverWriteExec(filter, SCMP_SYS(pkey_mprotect), 2, named);
+  }
+  // AMX (Sapphire Rapids and later): a process asks the kernel for the tile
+  // state before its first tile instruction (oneDNN's baselines do, through
+  // arch_prctl), and may ask what it has. Nothing else of arch_prctl.
+  for (scmp_datum_t code : {kArchGetXcompSupp, kArchGetXcompPerm, kArchReqXcompPerm}) {
+    filter.Add(SCMP_ACT_ALLOW, SCMP_SYS(arch_prctl), scmp_arg_cmp{0, SCMP_CMP_EQ, code, 0});
   }
   // Reading its own limits (new_limit NULL) only.
   filter.Add(SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), scmp_arg_cmp{2, SCMP_CMP_EQ, 0, 0});

@@ -123,6 +123,8 @@ const std::vector<Attack>& Gallery() {
       {"x_reads_maps", 7, Expect::kHonest},
       {"x_escapes_under_profiler", 7, Expect::kSandbox},  // the allowlist names unshare
       {"x_truncates_every_fd", 7, Expect::kHonest},
+      {"x_requests_amx", 7, Expect::kHonest},  // oneDNN's request for AMX tiles: allowed
+      {"x_sets_cpuid_faulting", 7, Expect::kSandbox},
       // against the supervisor/worker split itself
       {"x_sends_fd_to_supervisor", 7, Expect::kNotFaster},
       {"x_closes_control", 7, Expect::kNotFaster},
