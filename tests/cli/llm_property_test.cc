@@ -145,6 +145,19 @@ std::optional<Exec> WaitFor(const Process& process, std::chrono::milliseconds ti
   }
 }
 
+// Waits until `provider` has answered `target` requests in all (then
+// `jitter` more) or the session ends; nullopt while it still runs. A minute
+// at most: a session that stops asking is left to run to its end.
+std::optional<Exec> WaitForRequests(const Process& process, const CorpusProvider& provider, std::int64_t target,
+                                    std::chrono::milliseconds jitter) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (provider.requests() < target && std::chrono::steady_clock::now() < end) {
+    if (auto done = Workspace::Poll(process)) return done;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return WaitFor(process, jitter);
+}
+
 struct SeedResult {
   std::int64_t requests = 0;
   int kills = 0;
@@ -173,8 +186,14 @@ SeedResult SearchOneSeed(std::uint64_t seed) {
                                     : workspace.Spawn({"run", config, "--quiet", "--json"});
     std::optional<Exec> exec;
     if (kills_left > 0 || interrupt) {
-      const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int>(300, 4000)(rng));
-      exec = WaitFor(process, delay);
+      // At a random point of the session's progress, not of the clock: after
+      // its k-th LLM request (a seed's run makes about 27 in all) and a few
+      // milliseconds more, so that the signal lands mid-call, mid-evaluation
+      // or mid-record on a fast machine and a slow one alike.
+      const std::int64_t target =
+          provider.requests() + std::uniform_int_distribution<int>(1, 12)(rng);
+      const auto jitter = std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 60)(rng));
+      exec = WaitForRequests(process, provider, target, jitter);
       if (!exec) {
         ::kill(process.pid, kills_left > 0 ? SIGKILL : SIGINT);
         if (kills_left > 0) {
