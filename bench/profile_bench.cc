@@ -47,7 +47,12 @@ int Main(int argc, char** argv) {
   const std::filesystem::path tasks_dir = argc > 1 ? argv[1] : KESTREL_TASKS_DIR;
   std::vector<std::string> rows;
   std::string digests;
-  for (const char* name : {"triad", "softmax", "transpose"}) {
+  // The tasks: those named after the tasks folder, else six built-in ones
+  // (streaming, row-wise with libm, strided, compute-bound, two-pass, stencil).
+  std::vector<std::string> names = {"triad", "softmax", "transpose", "matmul", "layernorm", "stencil2d"};
+  if (argc > 2) names.assign(argv + 2, argv + argc);
+  for (const std::string& name_text : names) {
+    const char* name = name_text.c_str();
     auto task = LoadTask(tasks_dir / name);
     if (!task) {
       std::fprintf(stderr, "profile_bench: %s\n", task.error().message().c_str());
@@ -99,7 +104,7 @@ int Main(int argc, char** argv) {
   std::printf("## profile_bench: what a profile costs next to its evaluation\n\n");
   std::printf("Seconds, wall clock, one candidate (the task's seed) each; evaluation = build + measure (the "
               "evaluator's defaults); profile = every source this machine has (objdump, a second compilation for "
-              "the remarks, cachegrind on the smallest timed shape; no PMU here). Digest size in characters and "
+              "the remarks, cachegrind on the smallest timed shape cut down, core/simulated_shape.h; no PMU here). Digest size in characters and "
               "tokens (characters / 4).\n\n");
   std::printf("| task | flags | evaluation s (build + measure) | profile s | profile / evaluation | objdump s | "
               "remarks s | cachegrind s | digest chars | digest tokens |\n");

@@ -103,13 +103,13 @@ class CpuEvaluator final : public Evaluator {
   // The compiler invocation of a candidate built in `dir` (kernel.so from shim.cpp).
   CompileRequest CompileRequestFor(const Candidate& candidate, const std::filesystem::path& dir,
                                    const std::vector<std::string>& libs = {}) const;
-  // Cachegrind's counts of the candidate's calls on the smallest timed
-  // shape, in a runner job under the same sandbox and limits as its
+  // Cachegrind's counts of the candidate's call on the smallest timed
+  // shape cut down (core/simulated_shape.h), in a runner job under the same sandbox and limits as its
   // measurement (its worker without the seccomp allowlist: docs/PROFILES.md).
   Result<CounterProfile> SimulateCaches(const BuildResult& build, const std::string& valgrind);
-  // A profile's outputs job of the candidate on timed shape `shape`: one
-  // input set, called once (Job::second_call off), inputs drawn in memory.
-  Job ProfileJob(const BuildResult& build, std::size_t shape) const;
+  // A profile's outputs job of the candidate on `shape`: one input set,
+  // called once (Job::second_call off), inputs drawn in memory.
+  Job ProfileJob(const BuildResult& build, const JobShape& shape) const;
   // The PMU's counts (PmuEvents) of the candidate on the largest timed shape.
   Result<CounterProfile> CountHardware(const BuildResult& build, const Measurement* measurement);
   // Correctness then timing against the reference; `judge` false skips the

@@ -8,6 +8,8 @@
 
 #include <doctest.h>
 
+#include "core/simulated_shape.h"
+
 #include <memory>
 #include <string>
 
@@ -265,6 +267,42 @@ TEST_CASE("each compiler's remarks: GCC's -fopt-info and, where clang is install
   auto failed = CompileWithRemarks(broken, "g++ 12");
   REQUIRE(!failed);
   CHECK(failed.error().message().find("g++ with -fopt-info-vec-optimized") != std::string::npos);
+}
+
+TEST_CASE("cachegrind simulates a cut-down shape, and counts per element as on the whole one") {
+  REQUIRE_MESSAGE(CachegrindValgrind(), "valgrind is not installed (scripts/setup installs it)");
+  // 4M elements, 32 MB of buffers: cut to n = 1M (2M buffer elements, 8 MB).
+  Task ranged = testing::MakeScaleTask();
+  ranged.name = "scale_add_4m";
+  ranged.shapes = {{{"n", 4194304}}};
+  ranged.shape_ranges = {{"n", {1, 4194304}}};
+  Task whole = ranged;
+  whole.name = "scale_add_4m_whole";
+  whole.shape_ranges.clear();  // nothing to cut along
+  REQUIRE(SimulatedShape(ranged, ranged.shapes[0]) == Shape{{"n", 1048576}});
+  const auto counters = [](const Task& task) {
+    CpuEvaluator& evaluator = Evaluator(task, "cachegrind");
+    Candidate candidate = testing::MakeCandidate(evaluator, "scale_vectorized");
+    candidate.flags = {"-O3", "-march=native", "-mno-avx512f"};
+    const BuildResult build = evaluator.Build(candidate);
+    REQUIRE_MESSAGE(build.ok, build.log);
+    Profile profile;
+    evaluator.AddProfileSources(candidate, build, profile);
+    INFO(ProfileDigest(profile));
+    REQUIRE(profile.counters);
+    return *profile.counters;
+  };
+  const CounterProfile cut = counters(ranged);
+  const CounterProfile full = counters(whole);
+  CHECK(cut.shape == "n=1048576");
+  CHECK(full.shape == "n=4194304");
+  REQUIRE(cut.instructions);
+  REQUIRE(full.instructions);
+  REQUIRE(cut.d1_miss_rate);
+  REQUIRE(full.d1_miss_rate);
+  // A streaming kernel: the same instructions and misses per element.
+  CHECK(*cut.instructions == doctest::Approx(*full.instructions).epsilon(0.01));
+  CHECK(*cut.d1_miss_rate == doctest::Approx(*full.d1_miss_rate).epsilon(0.02));
 }
 
 TEST_CASE("a kernel that writes its own cachegrind.out does not get its counts into the profile") {
