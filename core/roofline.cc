@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 namespace kestrel {
 
@@ -14,6 +17,12 @@ Calibration Merge(const Calibration& a, const Calibration& b) {
   merged.l2_gbps = std::max(a.l2_gbps, b.l2_gbps);
   merged.l3_gbps = std::max(a.l3_gbps, b.l3_gbps);
   merged.dram_gbps = std::max(a.dram_gbps, b.dram_gbps);
+  std::map<double, double> curve;
+  for (const auto* points : {&a.curve, &b.curve}) {
+    for (const BandwidthPoint& point : *points) curve[point.bytes] = std::max(curve[point.bytes], point.gbps);
+  }
+  merged.curve.clear();
+  for (const auto& [bytes, gbps] : curve) merged.curve.push_back({bytes, gbps});
   merged.seconds = a.seconds + b.seconds;
   return merged;
 }
@@ -33,7 +42,32 @@ double BandwidthFor(const Calibration& calibration, const HostInfo& host, double
   }
   double gbps = 0.0;
   for (std::size_t i = level; i < levels.size(); ++i) gbps = std::max(gbps, levels[i].second);
-  return gbps;
+  const std::vector<BandwidthPoint>& curve = calibration.curve;
+  if (level < 2 || curve.empty() || bytes < curve.front().bytes) return gbps;
+  // The largest measured size not above `bytes`, and every larger one.
+  std::size_t from = 0;
+  while (from + 1 < curve.size() && curve[from + 1].bytes <= bytes) ++from;
+  double along = calibration.dram_gbps;
+  for (std::size_t i = from; i < curve.size(); ++i) along = std::max(along, curve[i].gbps);
+  return along;
+}
+
+std::string CurveJson(const std::vector<BandwidthPoint>& curve) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const BandwidthPoint& point : curve) points.push_back({point.bytes, point.gbps});
+  return points.dump();
+}
+
+Result<std::vector<BandwidthPoint>> ParseCurveJson(std::string_view text) {
+  try {
+    std::vector<BandwidthPoint> curve;
+    for (const auto& point : nlohmann::json::parse(text)) {
+      curve.push_back({point.at(0).get<double>(), point.at(1).get<double>()});
+    }
+    return curve;
+  } catch (const nlohmann::json::exception& what) {
+    return Fail(Error::InvalidArgument(std::string("bandwidth curve: ") + what.what()));
+  }
 }
 
 const char* LevelFor(const HostInfo& host, double bytes) {

@@ -16,7 +16,7 @@ namespace kestrel {
 namespace {
 
 // The calibration program. argv: threads, L1, L2, L3 bytes. Prints one JSON
-// object. Each figure is the best of four repetitions of about 20 ms; each
+// object: the peak, the four levels' bandwidths and the curve ([bytes, GB/s]). Each figure is the best of four repetitions of about 20 ms; each
 // bandwidth the faster of a read stream and a triad (Triad below).
 constexpr char kProgram[] = R"cpp(
 #include <algorithm>
@@ -136,11 +136,35 @@ int main(int argc, char** argv) {
   if (gbps[2] == 0) gbps[2] = bandwidth(std::max(l3 / 2 / threads, 2 * l2));
   // DRAM: 4x L3, at least 128 MiB and at most 1 GiB in all.
   gbps[3] = bandwidth(std::min(std::max(4 * l3, 128L << 20), 1L << 30) / threads);
-  std::printf("{\"peak_gflops\": %.6g, \"l1_gbps\": %.6g, \"l2_gbps\": %.6g, \"l3_gbps\": %.6g, \"dram_gbps\": %.6g}\n",
+  // The curve: doubling working sets from twice L2 to 1 GiB in all.
+  std::printf("{\"peak_gflops\": %.6g, \"l1_gbps\": %.6g, \"l2_gbps\": %.6g, \"l3_gbps\": %.6g, \"dram_gbps\": %.6g, "
+              "\"curve\": [",
               peak / 1e9, gbps[0], gbps[1], gbps[2], gbps[3]);
+  const char* comma = "";
+  for (long bytes = 2 * l2; bytes * threads <= (1L << 30); bytes *= 2) {
+    std::printf("%s[%ld, %.6g]", comma, bytes * threads, bandwidth(bytes));
+    comma = ", ";
+  }
+  std::printf("]}\n");
   return 0;
 }
 )cpp";
+
+// The figures of a calibration program's output or of a cached file.
+Calibration FromJson(const nlohmann::json& document, int threads) {
+  Calibration calibration;
+  calibration.threads = threads;
+  calibration.peak_gflops = document.at("peak_gflops").get<double>();
+  calibration.l1_gbps = document.at("l1_gbps").get<double>();
+  calibration.l2_gbps = document.at("l2_gbps").get<double>();
+  calibration.l3_gbps = document.at("l3_gbps").get<double>();
+  calibration.dram_gbps = document.at("dram_gbps").get<double>();
+  for (const auto& point : document.at("curve")) {  // [bytes, gbps]
+    calibration.curve.push_back({point.at(0).get<double>(), point.at(1).get<double>()});
+  }
+  calibration.seconds = document.value("seconds", 0.0);
+  return calibration;
+}
 
 std::filesystem::path CacheFile(const HostInfo& host, int threads) {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
@@ -159,14 +183,8 @@ Result<Calibration> CachedCalibration(const std::string& compiler, int threads, 
     std::ifstream in(file);
     if (in) {
       const auto document = nlohmann::json::parse(in);
-      Calibration calibration;
-      calibration.threads = threads;
-      calibration.peak_gflops = document.at("peak_gflops").get<double>();
-      calibration.l1_gbps = document.at("l1_gbps").get<double>();
-      calibration.l2_gbps = document.at("l2_gbps").get<double>();
-      calibration.l3_gbps = document.at("l3_gbps").get<double>();
-      calibration.dram_gbps = document.at("dram_gbps").get<double>();
-      calibration.seconds = document.value("seconds", 0.0);
+      // A file from before the curve ("curve" missing) is measured again.
+      const Calibration calibration = FromJson(document, threads);
       if (calibration.ok()) return calibration;
     }
   } catch (const nlohmann::json::exception&) {
@@ -188,6 +206,7 @@ Result<Calibration> CachedCalibration(const std::string& compiler, int threads, 
                         {"l2_gbps", measured->l2_gbps},
                         {"l3_gbps", measured->l3_gbps},
                         {"dram_gbps", measured->dram_gbps},
+                        {"curve", nlohmann::json::parse(CurveJson(measured->curve))},
                         {"seconds", measured->seconds}}
              .dump(2)
       << "\n";
@@ -232,14 +251,8 @@ Result<Calibration> MeasureCalibration(const std::string& compiler, int threads,
   if (!ran) return Fail(ran.error().WithContext("calibration"));
   if (!ran->Succeeded()) return Fail(Error::Io("calibration program: " + ran->Describe(run.timeout_s)));
   Calibration calibration;
-  calibration.threads = threads;
   try {
-    const auto document = nlohmann::json::parse(ran->log);
-    calibration.peak_gflops = document.at("peak_gflops").get<double>();
-    calibration.l1_gbps = document.at("l1_gbps").get<double>();
-    calibration.l2_gbps = document.at("l2_gbps").get<double>();
-    calibration.l3_gbps = document.at("l3_gbps").get<double>();
-    calibration.dram_gbps = document.at("dram_gbps").get<double>();
+    calibration = FromJson(nlohmann::json::parse(ran->log), threads);
   } catch (const nlohmann::json::exception& what) {
     return Fail(Error::Io(std::string("calibration program: unexpected output: ") + what.what()));
   }

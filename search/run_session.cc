@@ -70,7 +70,9 @@ Result<Calibration> EnsureCalibration(Store& store, std::int64_t host_id, Evalua
                                       const SessionEvents& events) {
   auto stored = store.LatestCalibration(host_id, threads);
   if (!stored) return Fail(stored.error());
-  if (*stored) {
+  // A row measured before the bandwidth curve (core/roofline.h) is measured
+  // again, once: the new row is the latest.
+  if (*stored && !(*stored)->curve.empty()) {
     evaluator.SetCalibration(**stored);
     return **stored;
   }

@@ -315,10 +315,16 @@ CREATE TABLE suite_tasks (
 );
 )sql";
 
+// v10: a calibration's bandwidth curve (core/roofline.h), [[bytes, gbps], ...];
+// '[]' in a row measured before it, which a run measures again.
+constexpr std::string_view kSchemaV10 = R"sql(
+ALTER TABLE calibrations ADD COLUMN curve_json TEXT NOT NULL DEFAULT '[]';
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 9> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
-                                                         kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9};
+constexpr std::array<std::string_view, 10> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
+                                                          kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

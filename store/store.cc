@@ -207,12 +207,14 @@ Result<std::int64_t> Store::AddCalibration(std::int64_t host_id, const Calibrati
     if (!*row) return Fail(Error::NotFound("DB: AddCalibration: no host " + std::to_string(host_id)));
   }
   auto insert = impl_->Prepare(kOp, R"sql(
-    INSERT INTO calibrations (host_id, threads, peak_gflops, l1_gbps, l2_gbps, l3_gbps, dram_gbps, seconds, created_at)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql");
+    INSERT INTO calibrations (host_id, threads, peak_gflops, l1_gbps, l2_gbps, l3_gbps, dram_gbps, seconds, created_at,
+                              curve_json)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))sql");
   if (!insert) return Fail(insert.error());
   (*insert)->Bind(1, host_id).Bind(2, calibration.threads).Bind(3, calibration.peak_gflops);
   (*insert)->Bind(4, calibration.l1_gbps).Bind(5, calibration.l2_gbps).Bind(6, calibration.l3_gbps);
   (*insert)->Bind(7, calibration.dram_gbps).Bind(8, calibration.seconds).Bind(9, NowMillis());
+  (*insert)->Bind(10, CurveJson(calibration.curve));
   if (auto done = (*insert)->Run(); !done) return Fail(done.error());
   const std::int64_t id = impl_->LastInsertId();
   if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
@@ -221,7 +223,7 @@ Result<std::int64_t> Store::AddCalibration(std::int64_t host_id, const Calibrati
 
 Result<std::optional<Calibration>> Store::LatestCalibration(std::int64_t host_id, int threads) {
   auto select = impl_->Prepare("LatestCalibration", R"sql(
-    SELECT threads, peak_gflops, l1_gbps, l2_gbps, l3_gbps, dram_gbps, seconds FROM calibrations
+    SELECT threads, peak_gflops, l1_gbps, l2_gbps, l3_gbps, dram_gbps, seconds, curve_json FROM calibrations
     WHERE host_id = ?1 AND threads = ?2 ORDER BY id DESC LIMIT 1)sql");
   if (!select) return Fail(select.error());
   (*select)->Bind(1, host_id).Bind(2, threads);
@@ -237,6 +239,9 @@ Result<std::optional<Calibration>> Store::LatestCalibration(std::int64_t host_id
   calibration.l3_gbps = r.Double(4);
   calibration.dram_gbps = r.Double(5);
   calibration.seconds = r.Double(6);
+  auto curve = ParseCurveJson(r.Text(7));
+  if (!curve) return Fail(curve.error().WithContext("DB: LatestCalibration"));
+  calibration.curve = std::move(*curve);
   return std::optional<Calibration>(calibration);
 }
 

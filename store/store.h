@@ -31,7 +31,7 @@ struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 class Store {
  public:

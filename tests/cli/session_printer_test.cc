@@ -17,8 +17,8 @@ TEST_SUITE("session_printer") {
     events.started(RunOpened{4, "softmax", 2}, "graph-ucb", "kestrel.db");
     events.building_reference("softmax");
     events.calibrating();
-    // threads, peak GFLOP/s, L1, L2, L3 and DRAM GB/s, seconds taken
-    const Calibration calibration{1, 123.4, 500.2, 300.0, 150.7, 20.25, 2.0};
+    // threads, peak GFLOP/s, L1, L2, L3 and DRAM GB/s, no curve, seconds taken
+    const Calibration calibration{1, 123.4, 500.2, 300.0, 150.7, 20.25, {}, 2.0};
     events.calibrated(calibration, 1);
     events.calibrated(calibration, 4);
     events.calibration_failed("no peak");

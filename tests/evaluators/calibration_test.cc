@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "core/roofline.h"
@@ -40,11 +41,63 @@ TEST_SUITE("calibration") {
     CHECK(RooflineSeconds(Calibration{}, host, 1e9, 1e9) == 0.0);  // not calibrated
   }
 
+  TEST_CASE("beyond L2 the bandwidth curve bounds a working set by the rate at the largest size measured below it") {
+    // A VM that reports a 512 MiB L3: by the levels alone, 96 MiB "fits in
+    // L3" and may move at the L3 figure, twice what the host does there.
+    HostInfo host;
+    host.l1d_bytes = 48 << 10;
+    host.l2_bytes = 2 << 20;
+    host.l3_bytes = 512 << 20;
+    Calibration calibration;
+    calibration.peak_gflops = 100;
+    calibration.l1_gbps = 400;
+    calibration.l2_gbps = 200;
+    calibration.l3_gbps = 100;
+    calibration.dram_gbps = 36;
+    const double mib = 1 << 20;
+    CHECK(BandwidthFor(calibration, host, 96 * mib) == 100);  // no curve: the level's
+    calibration.curve = {{4 * mib, 100}, {8 * mib, 100}, {16 * mib, 100}, {32 * mib, 73}, {64 * mib, 55},
+                         {128 * mib, 49}, {256 * mib, 45}, {512 * mib, 40}, {1024 * mib, 36}};
+    CHECK(BandwidthFor(calibration, host, 96 * mib) == 55);   // the 64 MiB point
+    CHECK(BandwidthFor(calibration, host, 64 * mib) == 55);
+    CHECK(BandwidthFor(calibration, host, 20 * mib) == 100);  // the 16 MiB point
+    CHECK(BandwidthFor(calibration, host, 4 * 1024 * mib) == 36);
+    // Below the curve (and in L1, L2) the levels decide.
+    CHECK(BandwidthFor(calibration, host, 3 * mib) == 100);
+    CHECK(BandwidthFor(calibration, host, 1 * mib) == 200);
+    // A larger size measured faster (noise) lifts the bound: it stays generous.
+    calibration.curve[6].gbps = 60;  // 128 MiB
+    CHECK(BandwidthFor(calibration, host, 96 * mib) == 60);
+    CHECK(RooflineSeconds(calibration, host, std::nullopt, 96 * mib) == doctest::Approx(96 * mib / 60e9));
+
+    // Merged point by point, by size; a point only one has is kept.
+    Calibration other = calibration;
+    other.curve = {{64 * mib, 70}, {2048 * mib, 30}};
+    const Calibration merged = Merge(calibration, other);
+    REQUIRE(merged.curve.size() == calibration.curve.size() + 1);
+    CHECK(merged.curve[4] == BandwidthPoint{64 * mib, 70});
+    CHECK(merged.curve[3] == calibration.curve[3]);
+    CHECK(merged.curve.back() == BandwidthPoint{2048 * mib, 30});
+    CHECK(Merge(calibration, Calibration{}).curve == calibration.curve);
+
+    // Its JSON form (the store's and the cache file's) goes round trip.
+    const auto parsed = ParseCurveJson(CurveJson(calibration.curve));
+    REQUIRE(parsed.has_value());
+    CHECK(*parsed == calibration.curve);
+    CHECK_FALSE(ParseCurveJson("[[1, 2], [3]]").has_value());
+    CHECK_FALSE(ParseCurveJson("{").has_value());
+  }
+
   TEST_CASE("this host's calibration: a compiled program measures peak FLOP/s and four bandwidths") {
     const HostInfo host = DetectHost();
     testing::TempDir dir;
     auto calibration = MeasureCalibration("c++", 1, host, dir / "calibration");
     REQUIRE_MESSAGE(calibration.has_value(), calibration.error().message());
+    std::string curve;
+    for (const BandwidthPoint& point : calibration->curve) {
+      curve += " " + std::to_string(static_cast<long>(point.bytes) >> 20) + " MiB " + std::to_string(point.gbps);
+    }
+    MESSAGE("curve:" << curve);
     MESSAGE("peak " << calibration->peak_gflops << " GFLOP/s; L1 " << calibration->l1_gbps << ", L2 "
                     << calibration->l2_gbps << ", L3 " << calibration->l3_gbps << ", DRAM " << calibration->dram_gbps
                     << " GB/s; " << calibration->seconds << " s");
@@ -54,6 +107,17 @@ TEST_SUITE("calibration") {
     CHECK(calibration->peak_gflops < 10000);
     CHECK(calibration->dram_gbps > 0.5);
     CHECK(calibration->l1_gbps >= calibration->dram_gbps);
+    // The curve: doubling working sets from twice L2 to 1 GiB, each measured.
+    REQUIRE(!calibration->curve.empty());
+    CHECK(calibration->curve.front().bytes == 2.0 * static_cast<double>(host.l2_bytes > 0 ? host.l2_bytes : 1 << 20));
+    CHECK(calibration->curve.back().bytes <= static_cast<double>(1L << 30));
+    CHECK(calibration->curve.back().bytes * 2 > static_cast<double>(1L << 30));
+    for (std::size_t i = 0; i < calibration->curve.size(); ++i) {
+      CHECK(calibration->curve[i].gbps > 0);
+      if (i > 0) CHECK(calibration->curve[i].bytes == 2 * calibration->curve[i - 1].bytes);
+    }
+    // Rates fall with the working set (within noise): 1 GiB is not faster than twice L2.
+    CHECK(calibration->curve.back().gbps <= 1.2 * calibration->curve.front().gbps);
 
     // A plain triad (two reads, one write: 12 bytes an element as a task
     // counts them) over a DRAM-sized working set moves at most about the
@@ -107,6 +171,7 @@ TEST_SUITE("calibration") {
       slow.l2_gbps /= 1000;
       slow.l3_gbps /= 1000;
       slow.dram_gbps /= 1000;
+      for (BandwidthPoint& point : slow.curve) point.gbps /= 1000;
       // The first flag calibrates the host again: a stale, low calibration
       // (taken on a busy machine) does not reject an honest kernel.
       (*evaluator)->SetCalibration(slow);

@@ -125,7 +125,7 @@ TEST_SUITE("store") {
     }
     Exec(path,
          "ALTER TABLE nodes DROP COLUMN expansions; DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 3;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 3;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     std::map<std::int64_t, std::int64_t> expansions;
@@ -149,7 +149,7 @@ TEST_SUITE("store") {
       node = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
     }
     Exec(path, "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 4;");
+               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 4;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'code_hash'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -178,7 +178,7 @@ TEST_SUITE("store") {
       call.prompt = "[]";
       Must(store->AddLlmCall(call));
     }
-    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 5;");
+    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 5;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'profiles'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -223,7 +223,7 @@ TEST_SUITE("store") {
       seed = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
       Must(store->AddHumanAction({0, graph_id, seed, 0, HumanActionKind::kNote, "kept", "ada", 0}));
     }
-    Exec(path, "DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 7;");
+    Exec(path, "DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 7;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'review_questions'") == 1);
@@ -251,7 +251,7 @@ TEST_SUITE("store") {
       child = Must(store->AddNode(NewNodeRecord({"child", {}, "c++", {}}, graph_id, 0, "m"),
                                   EdgeRecord{seed, 0, EdgeKind::kDerive, 0, "m", 0}));
     }
-    Exec(path, "DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 6;");
+    Exec(path, "DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 6;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'human_actions'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -270,6 +270,42 @@ TEST_SUITE("store") {
                                        "VALUES (1, 'shrug', '', 'x', 0)").empty());
   }
 
+  TEST_CASE("a v9 file's calibrations get an empty bandwidth curve; a new one's curve goes round trip") {
+    testing::TempDir dir;
+    const auto path = dir / "v9.db";
+    std::int64_t host_id = 0;
+    Calibration levels;
+    levels.peak_gflops = 100;
+    levels.l1_gbps = 400;
+    levels.l2_gbps = 200;
+    levels.l3_gbps = 100;
+    levels.dram_gbps = 30;
+    {
+      auto store = Must(Store::Open(path));
+      host_id = Must(store->UpsertHost(testing::MakeHost("old")));
+      Must(store->AddCalibration(host_id, levels));
+    }
+    Exec(path, "ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 9;");
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == kSchemaVersion);
+    const auto old = Must(store->LatestCalibration(host_id, 1));
+    REQUIRE(old.has_value());
+    CHECK(old->dram_gbps == 30);
+    CHECK(old->curve.empty());  // measured before the curve: a run measures the host again
+
+    Calibration curved = levels;
+    curved.curve = {{8 << 20, 90.5}, {16 << 20, 61.25}, {1 << 30, 31}};
+    Must(store->AddCalibration(host_id, curved));
+    const auto latest = Must(store->LatestCalibration(host_id, 1));
+    REQUIRE(latest.has_value());
+    CHECK(latest->curve == curved.curve);
+    // A damaged curve is an error naming the table, not a calibration without one.
+    Exec(path, "UPDATE calibrations SET curve_json = '[[1, ' WHERE curve_json != '[]';");
+    const auto damaged = store->LatestCalibration(host_id, 1);
+    REQUIRE_FALSE(damaged.has_value());
+    CHECK(Contains(damaged.error().message(), "LatestCalibration"));
+  }
+
   TEST_CASE("a v8 file gets the suite tables; its runs are kept and a suite's rows go round trip") {
     testing::TempDir dir;
     const auto path = dir / "v8.db";
@@ -283,7 +319,7 @@ TEST_SUITE("store") {
       run.config_json = "{}";
       run_id = Must(store->CreateRun(run));
     }
-    Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 8;");
+    Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 8;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(Must(store->GetRun(run_id)).task_name == "triad");
