@@ -73,7 +73,8 @@ class CpuEvaluator final : public Evaluator {
   // to an object), hardware counters when the PMU is readable (on the
   // largest timed shape, calls enough for about 50 ms by the measurement's
   // time per call, 10 without one), else cachegrind's simulated counts of
-  // the smallest timed shape; each source timed into profile.costs. What
+  // the smallest timed shape cut down (core/simulated_shape.h); each source
+  // timed into profile.costs. What
   // this machine lacks is added to profile.unavailable. Never throws.
   void AddProfileSources(const Candidate& candidate, const BuildResult& build, Profile& profile,
                          const Measurement* measurement = nullptr);
