@@ -12,7 +12,9 @@
 #include "evaluators/compiler_remarks.h"
 #include "evaluators/cpu_evaluator.h"
 #include "evaluators/instruction_mix.h"
+#include "evaluators/judge.h"
 #include "evaluators/profile_sources.h"
+#include "evaluators/removed_at_end.h"
 #include "evaluators/task_layout.h"
 
 namespace kestrel {
@@ -150,8 +152,22 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   for (const auto& [name, body] : KernelFunctions(*objdump)) functions.insert(name);
 
   const std::filesystem::path dir = NewEvalDir();
+  const RemovedAtEnd remove{dir};  // the outputs written there may be large
+  std::filesystem::create_directories(dir / "reference");
+  std::filesystem::create_directories(dir / "candidate");
+  // The reference's outputs on the same shape and inputs (both jobs draw
+  // them from the run's seed), natively: the simulated call's outputs are
+  // judged against them, so that a kernel that works less under valgrind
+  // (it can tell: RUNNING_ON_VALGRIND) gets no counts, not flattering ones.
+  Job reference = ProfileJob(reference_build_, *laid_out);
+  reference.output_file = dir / "reference" / "outputs.bin";
+  if (const JobRun ran = RunJob(reference, dir / "reference", "running the reference on the simulated shape", false);
+      ran.failure) {
+    return Fail(Error::Io("the reference on the simulated shape: " + ran.failure->reason));
+  }
+  // Each output in its own job's folder, as the hidden-shape check keeps them.
   Job job = ProfileJob(build, *laid_out);
-  job.output_file = dir / "outputs.bin";
+  job.output_file = dir / "candidate" / "outputs.bin";
   // Valgrind does not implement the seccomp system call (the worker could
   // not install its allowlist), and the allowlist would stop valgrind's own
   // calls: valgrind and the kernel it runs are under kestrel-confine's
@@ -173,15 +189,13 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
   job.worker_wrapper.push_back("--");
   job.wrapper_file = "cachegrind.out";
   job.wrapper_output = dir / "cachegrind.out";
-  const JobRun run = RunJob(job, dir, "profiling (cachegrind)", false);
+  const JobRun run = RunJob(job, dir / "candidate", "profiling (cachegrind)", false);
   bool read = false;
   std::stringstream text;
   if (std::ifstream in(job.wrapper_output, std::ios::binary); in && !run.failure) {
     text << in.rdbuf();
     read = true;
   }
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);  // the outputs written there may be large
   if (run.failure) {
     std::string reason = run.failure->reason;
     if (reason.find("SIGILL") != std::string::npos) reason += " (valgrind cannot run some of its instructions: AVX-512?)";
@@ -191,6 +205,12 @@ Result<CounterProfile> CpuEvaluator::SimulateCaches(const BuildResult& build, co
     return Fail(Error::Io(reason));
   }
   if (!read) return Fail(Error::Io("valgrind left no output file" + (run.log.empty() ? "" : ":\n" + run.log)));
+  const std::vector<JobShape> shapes = {*laid_out};
+  if (const auto wrong = JudgeOutputs({&task_, &shapes, &shapes, 1}, job, run.result, reference.output_file, run.log)) {
+    return Fail(Error::Io("the simulated call's outputs are not the reference's (" +
+                          std::string(ToString(wrong->outcome)) + ": " + wrong->reason +
+                          "): its counts are not the work the kernel does"));
+  }
   auto totals = ParseCachegrind(text.str(), functions);
   if (!totals) return Fail(totals.error());
   return CachegrindCounters(*totals, kCachegrindCalls, elements, laid_out->label);

@@ -305,6 +305,34 @@ TEST_CASE("cachegrind simulates a cut-down shape, and counts per element as on t
   CHECK(*cut.d1_miss_rate == doctest::Approx(*full.d1_miss_rate).epsilon(0.02));
 }
 
+TEST_CASE("a kernel that works less under valgrind gets no counts: the simulated call's outputs are judged") {
+  REQUIRE_MESSAGE(CachegrindValgrind(), "valgrind is not installed (scripts/setup installs it)");
+  CpuEvaluator& evaluator = Evaluator(testing::MakeScaleTask(), "cachegrind");
+  Candidate candidate = testing::MakeCandidate(evaluator, "scale_vectorized");
+  candidate.source = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" /
+                                       "p_idles_under_valgrind.cpp");
+  candidate.flags = {"-O2"};  // no AVX-512, which valgrind cannot run
+  const BuildResult build = evaluator.Build(candidate);
+  REQUIRE_MESSAGE(build.ok, build.log);
+  // Honest where it is measured.
+  const Measurement measured = evaluator.Measure(candidate, build);
+  REQUIRE_MESSAGE(measured.outcome == Outcome::kMeasured, measured.reason);
+  Profile profile;
+  evaluator.AddProfileSources(candidate, build, profile, &measured);
+  const std::string digest = ProfileDigest(profile);
+  INFO(digest);
+  CHECK_FALSE(profile.counters.has_value());
+  CHECK(digest.find("the simulated call's outputs are not the reference's") != std::string::npos);
+  // An honest kernel's simulated outputs pass the same judgement.
+  Candidate honest = testing::MakeCandidate(evaluator, "scale_vectorized");
+  honest.flags = {"-O2"};
+  const BuildResult honest_build = evaluator.Build(honest);
+  REQUIRE_MESSAGE(honest_build.ok, honest_build.log);
+  Profile counted;
+  evaluator.AddProfileSources(honest, honest_build, counted);
+  CHECK(counted.counters.has_value());
+}
+
 TEST_CASE("a kernel that writes its own cachegrind.out does not get its counts into the profile") {
   REQUIRE_MESSAGE(CachegrindValgrind(), "valgrind is not installed (scripts/setup installs it)");
   CpuEvaluator& evaluator = Evaluator(testing::MakeScaleTask(), "cachegrind");
