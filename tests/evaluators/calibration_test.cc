@@ -48,12 +48,8 @@ TEST_SUITE("calibration") {
     host.l1d_bytes = 48 << 10;
     host.l2_bytes = 2 << 20;
     host.l3_bytes = 512 << 20;
-    Calibration calibration;
-    calibration.peak_gflops = 100;
-    calibration.l1_gbps = 400;
-    calibration.l2_gbps = 200;
-    calibration.l3_gbps = 100;
-    calibration.dram_gbps = 36;
+    // threads, peak GFLOP/s, L1, L2, L3 and DRAM GB/s
+    Calibration calibration{1, 100, 400, 200, 100, 36};
     const double mib = 1 << 20;
     CHECK(BandwidthFor(calibration, host, 96 * mib) == 100);  // no curve: the level's
     calibration.curve = {{4 * mib, 100}, {8 * mib, 100}, {16 * mib, 100}, {32 * mib, 73}, {64 * mib, 55},

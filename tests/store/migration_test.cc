@@ -274,12 +274,7 @@ TEST_SUITE("store") {
     testing::TempDir dir;
     const auto path = dir / "v9.db";
     std::int64_t host_id = 0;
-    Calibration levels;
-    levels.peak_gflops = 100;
-    levels.l1_gbps = 400;
-    levels.l2_gbps = 200;
-    levels.l3_gbps = 100;
-    levels.dram_gbps = 30;
+    const Calibration levels{1, 100, 400, 200, 100, 30};  // threads, peak GFLOP/s, L1..DRAM GB/s
     {
       auto store = Must(Store::Open(path));
       host_id = Must(store->UpsertHost(testing::MakeHost("old")));
