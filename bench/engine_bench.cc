@@ -478,12 +478,6 @@ class TimedStrategy final : public Strategy {
   explicit TimedStrategy(std::unique_ptr<Strategy> inner) : inner_(std::move(inner)) {}
 
   std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) override {
-    // The engine marks exhausted parents on this object; pass them on.
-    const nlohmann::json exhausted = Strategy::SaveState().at("exhausted");
-    if (exhausted.size() != exhausted_seen_) {
-      for (const auto& id : exhausted) inner_->MarkExhausted(id.get<NodeId>());
-      exhausted_seen_ = exhausted.size();
-    }
     Call call{Clock::now()};
     const double cpu = ThreadCpuSeconds();
     auto chosen = inner_->Select(graph, rng);
@@ -492,15 +486,20 @@ class TimedStrategy final : public Strategy {
     calls_.push_back(call);
     return chosen;
   }
-  nlohmann::json SaveState() const override { return inner_->SaveState(); }
   Status RestoreState(const nlohmann::json& state) override { return inner_->RestoreState(state); }
   std::shared_ptr<KnobAdvisor> Advisor() const override { return inner_->Advisor(); }
 
   const std::vector<Call>& calls() const { return calls_; }
 
+ protected:
+  // The engine marks exhausted parents on this object; pass them on.
+  void Exhausted(NodeId id) override { inner_->MarkExhausted(id); }
+  void SaveOwn(nlohmann::json& state, StateParts parts) const override {
+    for (const auto& [key, value] : inner_->SaveState(parts).items()) state[key] = value;
+  }
+
  private:
   std::unique_ptr<Strategy> inner_;
-  std::size_t exhausted_seen_ = 0;
   std::vector<Call> calls_;
 };
 

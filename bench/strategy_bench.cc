@@ -25,6 +25,10 @@
 //                                a random tree of N nodes, half measured
 //                                (N = 1e3, 1e5 and 1e6);
 //                                first_select_ms: the first, which fills caches
+//   BM_SelectAndSave/STRATEGY/SAVE/N  the same, and the state saved as the
+//                                engine saves it with every result: whole
+//                                (before the journal) or with the journal;
+//                                saved_bytes: the mean written
 //
 // After the benchmarks, markdown tables of the same figures on stdout.
 // Flags besides Google Benchmark's: --seeds=N (default 20), --data=DIR
@@ -387,7 +391,11 @@ void BM_Efficiency(benchmark::State& state, const std::string& task, const std::
 // The cost of one selection on a large graph: a random tree of N nodes, half
 // of them measured; each iteration selects a parent and adds a measured child
 // of it, as a run does between two selections.
-void BM_Select(benchmark::State& state, const std::string& strategy_name) {
+// With `save`, each iteration also saves the state as the engine does with
+// every result: "whole" SaveState() (what the engine saved before the
+// strategy's journal), "journal" SaveState(kWithoutJournal) and the journal's
+// new entries; saved_bytes: their mean size.
+void BM_Select(benchmark::State& state, const std::string& strategy_name, const std::string& save = "") {
   const auto count = static_cast<NodeId>(state.range(0));
   std::mt19937_64 random(42);
   std::uniform_real_distribution<double> speedup(0.5, 4.0);
@@ -415,9 +423,19 @@ void BM_Select(benchmark::State& state, const std::string& strategy_name) {
   state.counters["first_select_ms"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   NodeId next = count + 1;
+  strategy->JournalStored();  // the homes the first selection dealt: stored as the graph was
+  double saved_bytes = 0;
   for (auto _ : state) {
     const auto parent = strategy->Select(graph, random);
     if (!parent) break;
+    if (next % 7 == 0) strategy->MarkExhausted(*parent);
+    if (save == "whole") {
+      saved_bytes += static_cast<double>(strategy->SaveState().dump().size());
+    } else if (save == "journal") {
+      saved_bytes += static_cast<double>(strategy->SaveState(Strategy::StateParts::kWithoutJournal).dump().size() +
+                                         strategy->PendingJournal().dump().size());
+      strategy->JournalStored();
+    }
     graph.NoteExpansion(*parent);
     GraphNode child;
     child.id = next;
@@ -428,6 +446,7 @@ void BM_Select(benchmark::State& state, const std::string& strategy_name) {
     graph.AddDerivation(*parent, next++, EdgeKind::kDerive);
   }
   state.SetItemsProcessed(state.iterations());
+  if (!save.empty()) state.counters["saved_bytes"] = saved_bytes / static_cast<double>(state.iterations());
 }
 
 std::string Number(double value) {
@@ -552,6 +571,16 @@ int Main(int argc, char** argv) {
     // nodes, to show the cost does not grow with the graph.
     select->Arg(1000)->Arg(100000)->Arg(1000000);
     select->Unit(benchmark::kMicrosecond);
+  }
+  // What saving the state with every result costs, whole or with its journal.
+  for (const std::string strategy : {"islands", "model"}) {
+    for (const std::string save : {"whole", "journal"}) {
+      auto* saving = benchmark::RegisterBenchmark(
+          ("BM_SelectAndSave/" + strategy + "/" + save).c_str(),
+          [strategy, save](benchmark::State& state) { BM_Select(state, strategy, save); });
+      saving->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
+      if (save == "whole") saving->Iterations(50);  // milliseconds each at 1e6 nodes
+    }
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

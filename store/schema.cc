@@ -321,10 +321,24 @@ constexpr std::string_view kSchemaV10 = R"sql(
 ALTER TABLE calibrations ADD COLUMN curve_json TEXT NOT NULL DEFAULT '[]';
 )sql";
 
+// v11: the strategies' journal (search/strategies/strategy.h): what a run's
+// strategy changed of the parts of its state that grow with the graph (the
+// exhausted nodes, islands' homes), a row per saved state that changed them,
+// so that the state saved with every result stays small.
+constexpr std::string_view kSchemaV11 = R"sql(
+CREATE TABLE strategy_journal (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  entries_json TEXT NOT NULL
+);
+CREATE INDEX strategy_journal_by_run ON strategy_journal(run_id, id);
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 10> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
-                                                          kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10};
+constexpr std::array<std::string_view, 11> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
+                                                          kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8,
+                                                          kSchemaV9, kSchemaV10, kSchemaV11};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

@@ -332,6 +332,34 @@ Result<std::vector<RunEventRecord>> Store::RunEvents(std::int64_t run_id) {
   }
 }
 
+Status Store::AppendStrategyJournal(std::int64_t run_id, const std::string& entries_json) {
+  constexpr std::string_view kOp = "AppendStrategyJournal";
+  if (entries_json.empty() || entries_json.front() != '[' || !store::IsJson(entries_json)) {
+    return Fail(Error::InvalidArgument("DB: AppendStrategyJournal: the entries are not a JSON array"));
+  }
+  auto transaction = impl_->BeginWrite(kOp);
+  if (!transaction) return Fail(transaction.error());
+  auto insert = impl_->Prepare(kOp, "INSERT INTO strategy_journal (run_id, entries_json) VALUES (?1, ?2)");
+  if (!insert) return Fail(insert.error());
+  (*insert)->Bind(1, run_id).Bind(2, entries_json);
+  if (auto done = (*insert)->Run(); !done) return done;
+  return transaction->Commit();
+}
+
+Result<std::vector<std::string>> Store::StrategyJournal(std::int64_t run_id) {
+  auto select = impl_->Prepare("StrategyJournal",
+                               "SELECT entries_json FROM strategy_journal WHERE run_id = ?1 ORDER BY id");
+  if (!select) return Fail(select.error());
+  (*select)->Bind(1, run_id);
+  std::vector<std::string> rows;
+  for (;;) {
+    auto row = (*select)->Step();
+    if (!row) return Fail(row.error());
+    if (!*row) return rows;
+    rows.push_back((*select)->Text(0));
+  }
+}
+
 Status Store::AddRunEvent(std::int64_t run_id, const std::string& kind, const std::string& detail_json) {
   constexpr std::string_view kOp = "AddRunEvent";
   const std::string detail = detail_json.empty() ? "{}" : detail_json;

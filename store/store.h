@@ -31,7 +31,7 @@ struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 
 class Store {
  public:
@@ -86,6 +86,11 @@ class Store {
   Status AddRunEvent(std::int64_t run_id, const std::string& kind, const std::string& detail_json);
   // The run's events, oldest first.
   Result<std::vector<RunEventRecord>> RunEvents(std::int64_t run_id);
+  // Appends a row of the run's strategy journal (search/strategies/strategy.h):
+  // `entries_json`, a JSON array. InvalidArgument when it is not one.
+  Status AppendStrategyJournal(std::int64_t run_id, const std::string& entries_json);
+  // The run's journal rows, oldest first.
+  Result<std::vector<std::string>> StrategyJournal(std::int64_t run_id);
 
   // --- sources (content-addressed) ----------------------------------------
   // Stores `text` under its SHA-256 (once) and returns the hash.

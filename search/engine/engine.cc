@@ -38,6 +38,13 @@ Engine::Impl::Impl(Store& store, const Task& task, Evaluator& evaluator, const R
       state_(store, options_.graph_id, options_.run_id, options_.host_id),
       graph_(state_.graph()) {
   KESTREL_CHECK(options_.budget != nullptr, "an engine needs its run's budget");
+  // The strategy's journal goes with every saved state (SaveStateLocked).
+  state_.SetJournal(
+      [this] {
+        const nlohmann::json& pending = strategy_->PendingJournal();
+        return pending.empty() ? std::string() : pending.dump();
+      },
+      [this] { strategy_->JournalStored(); });
 }
 
 Result<RunSummary> Engine::Impl::Run() {

@@ -44,19 +44,14 @@ Status Engine::Impl::LoadHumanLocked(std::int64_t upto) {
   human_.instructions.clear();
   for (const HumanActionRecord& steer : *instructions) human_.instructions.push_back(steer.text);
   // A lifted ban: the nodes it exhausted may be chosen again. The strategy
-  // forgets only those (its own exhaustions stay), through its saved state.
+  // forgets only those (its own exhaustions stay).
   std::vector<NodeId> lifted;
   for (NodeId node : ban_exhausted_) {
     if (!BannedLocked(node)) lifted.push_back(node);
   }
-  if (!lifted.empty()) {
-    nlohmann::json state = strategy_->SaveState();
-    auto& exhausted = state.at("exhausted");
-    for (NodeId node : lifted) {
-      exhausted.erase(std::remove(exhausted.begin(), exhausted.end(), nlohmann::json(node)), exhausted.end());
-      ban_exhausted_.erase(node);
-    }
-    if (auto restored = strategy_->RestoreState(state); !restored) return restored;
+  for (NodeId node : lifted) {
+    strategy_->Revive(node);
+    ban_exhausted_.erase(node);
   }
   return {};
 }

@@ -113,7 +113,7 @@ std::string Engine::Impl::SaveStateLocked(const std::optional<MadeBy>& also) con
                         {"in_flight", made},
                         {"since_best", since_best_},
                         {"incumbent", incumbent_},
-                        {"strategy", strategy_->SaveState()},
+                        {"strategy", strategy_->SaveState(Strategy::StateParts::kWithoutJournal)},
                         {"fixes", fixes},
                         {"duplicate_streaks", streaks},
                         {"mutators", learned},
@@ -136,6 +136,14 @@ Status Engine::Impl::RestoreState() {
     }
     if (auto restored = strategy_->RestoreState(state.at("strategy")); !restored) {
       return Fail(restored.error().WithContext(where));
+    }
+    // The strategy's journal, stored with the states saved before this one.
+    auto journal = store_.StrategyJournal(options_.run_id);
+    if (!journal) return Fail(journal.error());
+    for (const std::string& row : *journal) {
+      if (auto replayed = strategy_->Replay(nlohmann::json::parse(row)); !replayed) {
+        return Fail(Error::Corruption(where + ": the strategy's journal: " + replayed.error().message()));
+      }
     }
     // What the LLM prompts list as failures to avoid: the run's latest, not
     // only this session's (older saved states have none).

@@ -225,7 +225,8 @@ void GraphState::Remember(NodeId id, const NodeRecord& record, std::shared_ptr<c
 
 Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& notes,
                          const std::optional<NodeId>& node) {
-  return store_.Atomically([&]() -> Status {
+  bool journaled = false;
+  const Status written = store_.Atomically([&]() -> Status {
     if (auto done = writes(); !done) return done;
     for (LlmCallRecord& call : notes.calls) {
       call.run_id = run_id_;
@@ -241,10 +242,29 @@ Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& not
     for (const auto& [kind, detail] : notes.events) {
       if (auto done = store_.AddRunEvent(run_id_, kind, detail); !done) return done;
     }
-    if (notes.run_state_of && node) return store_.SaveRunState(run_id_, notes.run_state_of(*node));
-    if (!notes.run_state.empty()) return store_.SaveRunState(run_id_, notes.run_state);
-    return {};
+    std::string state;
+    if (notes.run_state_of && node) {
+      state = notes.run_state_of(*node);
+    } else {
+      state = notes.run_state;
+    }
+    if (state.empty()) return {};
+    if (journal_pending_) {
+      const std::string entries = journal_pending_();
+      if (!entries.empty()) {
+        if (auto done = store_.AppendStrategyJournal(run_id_, entries); !done) return done;
+        journaled = true;
+      }
+    }
+    return store_.SaveRunState(run_id_, state);
   });
+  if (written && journaled) journal_stored_();
+  return written;
+}
+
+void GraphState::SetJournal(std::function<std::string()> pending, std::function<void()> stored) {
+  journal_pending_ = std::move(pending);
+  journal_stored_ = std::move(stored);
 }
 
 Result<NodeId> GraphState::AddSeed(NodeRecord record) {

@@ -78,6 +78,11 @@ class GraphState {
   Result<std::vector<NodeId>> Load(const std::function<void(const StoredKnobs&)>& with_knobs = {});
 
   const SearchGraph& graph() const { return graph_; }
+  // The strategy's journal (search/strategies/strategy.h): with every run
+  // state a change saves, `pending()` (a JSON array; "" when nothing
+  // changed) is appended to the run's journal in the same transaction, and
+  // `stored()` is called once the transaction committed.
+  void SetJournal(std::function<std::string()> pending, std::function<void()> stored);
   // The candidate of a node in the graph. A stored node's fields are read
   // from the store the first time; a store that fails then is a broken
   // invariant (KESTREL_CHECK: the run stops with the error).
@@ -157,6 +162,8 @@ class GraphState {
   std::unordered_map<NodeId, CandidateRef> candidates_;
   std::unordered_map<std::string, std::shared_ptr<const std::string>> sources_;  // by hash
   std::unordered_set<NodeId> same_code_copies_;
+  std::function<std::string()> journal_pending_;
+  std::function<void()> journal_stored_;
 };
 
 }  // namespace kestrel::engine

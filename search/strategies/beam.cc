@@ -29,13 +29,11 @@ class Beam final : public Strategy {
     return NextInGeneration(graph);
   }
 
-  nlohmann::json SaveState() const override {
-    nlohmann::json state = Strategy::SaveState();
+  void SaveOwn(nlohmann::json& state, StateParts /*parts*/) const override {
     state["generation"] = generation_;
     state["members"] = members_;
     state["quota"] = quota_;
     state["cursor"] = cursor_;
-    return state;
   }
 
   Status RestoreState(const nlohmann::json& state) override {

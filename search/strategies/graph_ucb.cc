@@ -19,14 +19,10 @@ class GraphUcb final : public Strategy {
     return index_.Select(graph, [this](NodeId id) { return IsExhausted(id); }, rng);
   }
 
-  Status RestoreState(const nlohmann::json& state) override {
-    if (auto restored = Strategy::RestoreState(state); !restored) return restored;
-    index_.Reset();
-    return {};
-  }
 
  protected:
   void Exhausted(NodeId id) override { index_.Drop(id); }
+  void Reindex() override { index_.Reset(); }
 
  private:
   UcbIndex index_;

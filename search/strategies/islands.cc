@@ -15,6 +15,10 @@
 //              expandable member of each island i (ties: lower id) becomes a
 //              guest of island (i + 1) mod N (all bests are taken before any
 //              moves).
+//   saved:     homes and guests grow with the graph, so they go to the
+//              strategy's journal (["home", node, island], ["guest", node,
+//              island]) as they are made; the state saved with each result
+//              holds the counters and the unanswered selections.
 
 #include <algorithm>
 #include <deque>
@@ -90,21 +94,21 @@ class Islands final : public Strategy {
     return std::nullopt;
   }
 
-  nlohmann::json SaveState() const override {
-    nlohmann::json state = Strategy::SaveState();
-    const std::map<NodeId, int> home(home_.begin(), home_.end());
-    nlohmann::json homes = nlohmann::json::array();
-    for (const auto& [id, island] : home) homes.push_back({id, island});
+  void SaveOwn(nlohmann::json& state, StateParts parts) const override {
     std::unordered_map<NodeId, std::vector<int>> waiting;
     for (const auto& [id, queue] : waiting_) waiting[id].assign(queue.begin(), queue.end());
     state["islands"] = count_;
-    state["home"] = homes;
-    state["guests"] = WriteIslandLists(guests_);
+    if (parts == StateParts::kAll) {
+      const std::map<NodeId, int> home(home_.begin(), home_.end());
+      nlohmann::json homes = nlohmann::json::array();
+      for (const auto& [id, island] : home) homes.push_back({id, island});
+      state["home"] = homes;
+      state["guests"] = WriteIslandLists(guests_);
+    }
     state["waiting"] = WriteIslandLists(waiting);
     state["next"] = next_;
     state["selections"] = selections_;
     state["roots"] = roots_;
-    return state;
   }
 
   Status RestoreState(const nlohmann::json& state) override {
@@ -114,20 +118,24 @@ class Islands final : public Strategy {
     if (auto saved = StateInteger(**islands, "islands", count_, count_); !saved) {
       return Fail(saved.error().WithContext("saved with another number of islands than the config's"));
     }
-    auto homes = StateField(state, "home");
-    if (!homes) return Fail(homes.error());
-    if (!(*homes)->is_array()) return Fail(StateError("home", "an array of [node, island] pairs"));
-    std::unordered_map<NodeId, int> home;
-    for (const auto& pair : **homes) {
-      if (!pair.is_array() || pair.size() != 2) return Fail(StateError("home", "[node, island] pairs, got " + pair.dump()));
-      auto id = StateInteger(pair[0], "home[].node", std::numeric_limits<NodeId>::min(), kMaxCount);
-      if (!id) return Fail(id.error());
-      auto island = StateInteger(pair[1], "home[].island", 0, count_ - 1);
-      if (!island) return Fail(island.error());
-      home[*id] = static_cast<int>(*island);
+    // Without "home" and "guests" (a state saved without its journal),
+    // Replay gives them.
+    std::vector<std::pair<NodeId, int>> home;
+    if (state.contains("home")) {
+      const nlohmann::json& homes = state.at("home");
+      if (!homes.is_array()) return Fail(StateError("home", "an array of [node, island] pairs"));
+      for (const auto& pair : homes) {
+        auto entry = ReadHome(pair, "home[]");
+        if (!entry) return Fail(entry.error());
+        home.push_back(*entry);
+      }
     }
-    auto guests = ReadIslandLists(state, "guests", count_);
-    if (!guests) return Fail(guests.error());
+    std::map<NodeId, std::vector<int>> guests;
+    if (state.contains("guests")) {
+      auto read = ReadIslandLists(state, "guests", count_);
+      if (!read) return Fail(read.error());
+      guests = std::move(*read);
+    }
     auto waiting = ReadIslandLists(state, "waiting", count_);
     if (!waiting) return Fail(waiting.error());
     std::int64_t counters[3] = {};
@@ -141,22 +149,58 @@ class Islands final : public Strategy {
     }
     const std::vector<std::string> own = {"islands", "home", "guests", "waiting", "next", "selections", "roots"};
     if (auto status = RestoreExhausted(state, own); !status) return status;
-    home_ = std::move(home);
-    guests_ = std::unordered_map<NodeId, std::vector<int>>(guests->begin(), guests->end());
+    // A state saved whole goes on as a journal.
+    home_.clear();
+    for (const auto& [id, island] : home) Home(id, island);
+    guests_.clear();
+    for (const auto& [id, islands] : guests) {
+      for (int island : islands) Visit(id, island);
+    }
     waiting_.clear();
     for (const auto& [id, queue] : *waiting) waiting_[id].assign(queue.begin(), queue.end());
     next_ = counters[0];
     selections_ = counters[1];
     roots_ = counters[2];
-    index_.Reset();  // derived from the graph and the homes; rebuilt by the next Select
-    assigned_ = 0;
+    Reindex();
     return {};
   }
 
  protected:
   void Exhausted(NodeId id) override { index_.Drop(id); }
+  void Reindex() override {
+    index_.Reset();  // derived from the graph, the homes and the guests; rebuilt by the next Select
+    assigned_ = 0;
+  }
+
+  // ["home", node, island]: where Assign homed a node; ["guest", node,
+  // island]: an island it migrated to.
+  Status ReplayEntry(const nlohmann::json& entry, bool apply) override {
+    if (!entry.is_array() || entry.size() != 3 || (entry[0] != "home" && entry[0] != "guest")) {
+      return Strategy::ReplayEntry(entry, apply);
+    }
+    auto pair = ReadHome(nlohmann::json::array({entry[1], entry[2]}), "journal entry " + entry.dump());
+    if (!pair) return Fail(pair.error());
+    if (!apply) return {};
+    if (entry[0] == "home") {
+      home_[pair->first] = pair->second;
+    } else {
+      std::vector<int>& visits = guests_[pair->first];
+      if (std::find(visits.begin(), visits.end(), pair->second) == visits.end()) visits.push_back(pair->second);
+    }
+    return {};  // Replay reindexes when done
+  }
 
  private:
+  // A [node, island] pair, the island in [0, N).
+  Result<std::pair<NodeId, int>> ReadHome(const nlohmann::json& pair, const std::string& what) const {
+    if (!pair.is_array() || pair.size() != 2) return Fail(StateError(what, "a [node, island] pair, got " + pair.dump()));
+    auto id = StateInteger(pair[0], what + ".node", std::numeric_limits<NodeId>::min(), kMaxCount);
+    if (!id) return Fail(id.error());
+    auto island = StateInteger(pair[1], what + ".island", 0, count_ - 1);
+    if (!island) return Fail(island.error());
+    return std::pair<NodeId, int>(*id, static_cast<int>(*island));
+  }
+
   // A node's islands: its home, then those it migrated to (each once, should
   // a restored state list one twice).
   void IslandsOf(NodeId id, std::vector<int>& islands) const {
@@ -178,15 +222,29 @@ class Islands final : public Strategy {
       // A parent comes before its child in insertion order, so it is
       // usually homed already: one step, not the whole lineage.
       if (const auto parent = graph.FirstParent(id); parent && home_.contains(*parent)) {
-        home_[id] = TakeWaiting(*parent);
+        Home(id, TakeWaiting(*parent));
         continue;
       }
       const std::vector<NodeId> lineage = graph.Lineage(id);
       for (std::size_t i = 0; i < lineage.size(); ++i) {
         if (home_.contains(lineage[i])) continue;
-        home_[lineage[i]] = i == 0 ? static_cast<int>(roots_++ % count_) : TakeWaiting(lineage[i - 1]);
+        Home(lineage[i], i == 0 ? static_cast<int>(roots_++ % count_) : TakeWaiting(lineage[i - 1]));
       }
     }
+  }
+
+  void Home(NodeId id, int island) {
+    home_[id] = island;
+    Journal({"home", id, island});
+  }
+
+  // `id` joins `island` as a guest: false when it had already.
+  bool Visit(NodeId id, int island) {
+    std::vector<int>& visits = guests_[id];
+    if (std::find(visits.begin(), visits.end(), island) != visits.end()) return false;
+    visits.push_back(island);
+    Journal({"guest", id, island});
+    return true;
   }
 
   // The island of the oldest unanswered selection of `parent`, else its home.
@@ -211,10 +269,7 @@ class Islands final : public Strategy {
       const NodeId id = *best[static_cast<std::size_t>(island)];
       const int target = (island + 1) % count_;
       if (home_.at(id) == target) continue;
-      std::vector<int>& visits = guests_[id];
-      if (std::find(visits.begin(), visits.end(), target) != visits.end()) continue;
-      visits.push_back(target);
-      index_.Join(id, target);
+      if (Visit(id, target)) index_.Join(id, target);
     }
   }
 
@@ -223,6 +278,7 @@ class Islands final : public Strategy {
   // Each island's members (home and guests) scored as graph-ucb scores the
   // graph; derived from the graph and home_/guests_ (not saved).
   UcbIndex index_;
+  // Journaled (Strategy's journal): saved whole only by SaveState(kAll).
   std::unordered_map<NodeId, int> home_;
   std::unordered_map<NodeId, std::vector<int>> guests_;     // islands a node migrated to
   std::unordered_map<NodeId, std::deque<int>> waiting_;     // per parent: islands of unanswered selections

@@ -24,10 +24,8 @@ class Learning final : public Strategy {
 
   std::shared_ptr<KnobAdvisor> Advisor() const override { return advisor_; }
 
-  nlohmann::json SaveState() const override {
-    nlohmann::json state = Strategy::SaveState();
+  void SaveOwn(nlohmann::json& state, StateParts /*parts*/) const override {
     state["advisor"] = advisor_->Save();
-    return state;
   }
 
   Status RestoreState(const nlohmann::json& state) override {
@@ -39,13 +37,13 @@ class Learning final : public Strategy {
       }
     }
     if (auto restored = RestoreExhausted(state, {"advisor"}); !restored) return restored;
-    index_.Reset();
     if (has_advisor) return advisor_->Restore(state.at("advisor"));
     return {};
   }
 
  protected:
   void Exhausted(NodeId id) override { index_.Drop(id); }
+  void Reindex() override { index_.Reset(); }
 
  private:
   UcbIndex index_;

@@ -33,14 +33,10 @@ class Random final : public Strategy {
     return expandable_.At(graph, pick(rng));
   }
 
-  Status RestoreState(const nlohmann::json& state) override {
-    if (auto restored = Strategy::RestoreState(state); !restored) return restored;
-    expandable_.Reset();
-    return {};
-  }
 
  protected:
   void Exhausted(NodeId id) override { expandable_.Drop(id); }
+  void Reindex() override { expandable_.Reset(); }
 
  private:
   ExpandableSet expandable_;

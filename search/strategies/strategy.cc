@@ -1,6 +1,7 @@
 #include "search/strategies/strategy.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -8,10 +9,34 @@
 
 namespace kestrel {
 
-nlohmann::json Strategy::SaveState() const {
-  std::vector<NodeId> exhausted(exhausted_.begin(), exhausted_.end());
-  std::sort(exhausted.begin(), exhausted.end());
-  return {{"exhausted", exhausted}};
+Strategy::Strategy() : pending_(std::make_unique<nlohmann::json>(nlohmann::json::array())) {}
+Strategy::~Strategy() = default;
+
+void Strategy::MarkExhausted(NodeId id) {
+  if (!exhausted_.insert(id).second) return;
+  Journal({"exhausted", id});
+  Exhausted(id);
+}
+
+void Strategy::Revive(NodeId id) {
+  if (exhausted_.erase(id) == 0) return;
+  Journal({"revived", id});
+  Reindex();
+}
+
+void Strategy::Journal(nlohmann::json entry) { pending_->push_back(std::move(entry)); }
+
+void Strategy::JournalStored() { *pending_ = nlohmann::json::array(); }
+
+nlohmann::json Strategy::SaveState(StateParts parts) const {
+  nlohmann::json state = nlohmann::json::object();
+  if (parts == StateParts::kAll) {
+    std::vector<NodeId> exhausted(exhausted_.begin(), exhausted_.end());
+    std::sort(exhausted.begin(), exhausted.end());
+    state["exhausted"] = exhausted;
+  }
+  SaveOwn(state, parts);
+  return state;
 }
 
 Status Strategy::RestoreState(const nlohmann::json& state) { return RestoreExhausted(state, {}); }
@@ -23,11 +48,51 @@ Status Strategy::RestoreExhausted(const nlohmann::json& state, const std::vector
       return Fail(strategies::StateError(key, "no such field for this strategy (saved by another strategy?)"));
     }
   }
-  auto field = strategies::StateField(state, "exhausted");
-  if (!field) return Fail(field.error());
-  auto ids = strategies::StateIds(**field, "exhausted");
-  if (!ids) return Fail(ids.error());
-  exhausted_ = std::unordered_set<NodeId>(ids->begin(), ids->end());
+  std::vector<NodeId> ids;
+  if (state.contains("exhausted")) {
+    auto read = strategies::StateIds(state.at("exhausted"), "exhausted");
+    if (!read) return Fail(read.error());
+    ids = std::move(*read);
+  }
+  exhausted_ = std::unordered_set<NodeId>(ids.begin(), ids.end());
+  // A state saved whole: its exhausted set goes on as journal entries.
+  *pending_ = nlohmann::json::array();
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (NodeId id : ids) Journal({"exhausted", id});
+  Reindex();
+  return {};
+}
+
+Status Strategy::ReplayEntry(const nlohmann::json& entry, bool /*apply*/) {
+  return Fail(strategies::StateError("journal", "an entry this strategy keeps, got " + entry.dump() +
+                                                    " (saved by another strategy?)"));
+}
+
+Status Strategy::Replay(const nlohmann::json& entries) {
+  if (!entries.is_array()) return Fail(strategies::StateError("journal", "an array of entries, got " + entries.dump()));
+  // Checked whole first, so that a refusal changes nothing.
+  for (bool apply : {false, true}) {
+    for (const nlohmann::json& entry : entries) {
+      const bool own = entry.is_array() && entry.size() == 2 && entry[0].is_string() &&
+                       (entry[0] == "exhausted" || entry[0] == "revived");
+      if (!own) {
+        if (auto done = ReplayEntry(entry, apply); !done) return done;
+        continue;
+      }
+      auto id = strategies::StateInteger(entry[1], "journal entry " + entry.dump(),
+                                         std::numeric_limits<NodeId>::min(), std::numeric_limits<NodeId>::max());
+      if (!id) return Fail(id.error());
+      if (!apply) continue;
+      const NodeId node = *id;
+      if (entry[0] == "exhausted") {
+        if (exhausted_.insert(node).second) Exhausted(node);
+      } else {
+        exhausted_.erase(node);
+      }
+    }
+  }
+  if (!entries.empty()) Reindex();
   return {};
 }
 

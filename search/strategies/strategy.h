@@ -37,6 +37,13 @@
 // fresh strategy needs to continue exactly (RestoreState), so that with the
 // same graph and the same random stream it makes the same choices.
 //
+// The parts of the state that grow with the graph (the exhausted set, each
+// node's island) are also kept as a journal: one entry per change, which the
+// engine stores beside a state saved without them (SaveState(kWithoutJournal)),
+// so that saving the state with every result costs what changed, not the
+// graph's size. A resumed strategy gets RestoreState(state), then Replay of
+// every stored journal, oldest first.
+//
 // Thread-safety: none; the engine calls it under the graph's mutex.
 
 #include <memory>
@@ -58,40 +65,70 @@ class KnobAdvisor;
 
 class Strategy {
  public:
-  virtual ~Strategy() = default;
+  virtual ~Strategy();
   // The node to expand next, or nullopt when no node can be expanded now.
   virtual std::optional<NodeId> Select(const SearchGraph& graph, std::mt19937_64& rng) = 0;
   // The knob search that this strategy steers (model, portfolio), which the
   // engine tells every result and the knob mutator asks for proposals; null
   // for the others.
   virtual std::shared_ptr<KnobAdvisor> Advisor() const { return nullptr; }
-  void MarkExhausted(NodeId id) {
-    exhausted_.insert(id);
-    Exhausted(id);
-  }
+  // Journals ["exhausted", id] when the node was not exhausted.
+  void MarkExhausted(NodeId id);
+  // The node may be chosen again (a person lifted the ban that exhausted
+  // it); journals ["revived", id] when it was exhausted.
+  void Revive(NodeId id);
   bool IsExhausted(NodeId id) const { return exhausted_.count(id) > 0; }
 
+  enum class StateParts { kAll, kWithoutJournal };
   // The state a resumed run restores: {"exhausted": [ids]} plus what the
-  // strategy keeps (beam generation, island membership, counters).
-  virtual nlohmann::json SaveState() const;
-  // Replaces this strategy's state with a SaveState document. A malformed
-  // document, or one saved by another kind of strategy (an unknown field),
-  // is InvalidArgument and leaves the strategy unchanged.
+  // strategy keeps (beam generation, island membership, counters);
+  // kWithoutJournal leaves out the journaled parts ("exhausted", islands'
+  // "home").
+  nlohmann::json SaveState(StateParts parts = StateParts::kAll) const;
+  // Replaces this strategy's state with a SaveState document. A journaled
+  // part that is present replaces what the strategy had and is journaled
+  // anew (a state saved whole, as before the journal, goes on from the next
+  // save as a journal). A malformed document, or one saved by another kind
+  // of strategy (an unknown field), is InvalidArgument and leaves the
+  // strategy unchanged.
   virtual Status RestoreState(const nlohmann::json& state);
 
+  // The journal's entries not yet stored, oldest first (a JSON array; empty
+  // when nothing changed), and the engine's word that they are stored.
+  const nlohmann::json& PendingJournal() const { return *pending_; }
+  void JournalStored();
+  // Applies stored entries in order, after RestoreState and before the next
+  // Select. A malformed entry, or one of another strategy's kind, is
+  // InvalidArgument and changes nothing.
+  Status Replay(const nlohmann::json& entries);
+
  protected:
-  // Told of each node MarkExhausted adds (a strategy that indexes the
-  // expandable nodes drops it). The default does nothing.
+  Strategy();
+  // Adds the strategy's own fields to a state SaveState made.
+  virtual void SaveOwn(nlohmann::json& /*state*/, StateParts /*parts*/) const {}
+  // Told of each node MarkExhausted or Replay adds (a strategy that indexes
+  // the expandable nodes drops it). The default does nothing.
   virtual void Exhausted(NodeId /*id*/) {}
+  // Told that an exhausted node became expandable again, or that a restored
+  // state replaced the exhausted set: a strategy that indexes the
+  // expandable nodes rebuilds its index. The default does nothing.
+  virtual void Reindex() {}
+  // Appends an entry of this strategy's own kind to the journal.
+  void Journal(nlohmann::json entry);
+  // An entry whose kind the base does not know: checks it (apply false) or
+  // applies a checked one (apply true). The default refuses every entry.
+  virtual Status ReplayEntry(const nlohmann::json& entry, bool apply);
   // Measured nodes that are not exhausted, in insertion order.
   std::vector<NodeId> Expandable(const SearchGraph& graph) const;
   // Checks `state` (an object whose fields are "exhausted" and `own_fields`)
   // and restores the exhausted set; subclasses call it last, after reading
   // their own fields, so that a refusal changes nothing.
+  // Without an "exhausted" field the set is emptied (Replay refills it).
   Status RestoreExhausted(const nlohmann::json& state, const std::vector<std::string>& own_fields);
 
  private:
   std::unordered_set<NodeId> exhausted_;
+  std::unique_ptr<nlohmann::json> pending_;  // the journal's entries not yet stored (an array)
 };
 
 // The names MakeStrategy knows, as the docs list them.

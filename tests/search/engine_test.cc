@@ -16,6 +16,8 @@
 #include "fake_evaluator.h"
 #include "search/engine/graph_loader.h"
 #include "search/engine/stop.h"
+#include "search/strategies/strategy.h"
+#include "tests/sqlite_peek.h"
 #include "store/store.h"
 
 using namespace kestrel;
@@ -112,7 +114,7 @@ TEST_SUITE("engine") {
     // One candidate in flight at a time makes a run deterministic, so a run
     // stopped after 5 evaluations and resumed to 14 must make the same
     // candidates, in the same order, as one uninterrupted run of 14.
-    for (const std::string strategy : {"random", "graph-ucb", "model", "portfolio"}) {
+    for (const std::string strategy : {"random", "graph-ucb", "model", "portfolio", "islands", "beam", "greedy"}) {
       CAPTURE(strategy);
       const auto identities = [](Harness& harness) {
         std::vector<std::string> out;
@@ -134,9 +136,37 @@ TEST_SUITE("engine") {
       first.budget.evaluations = 5;
       Must(split.Run(split_evaluator, first));
       CHECK(split.LastRun().state_json.find("\"selections\"") != std::string::npos);
+      // The parts of the strategy's state that grow with the graph are in
+      // its journal, not in the state saved with every result.
+      if (strategy == "islands") {
+        CHECK(split.LastRun().state_json.find("\"home\"") == std::string::npos);
+        const auto journal = Must(split.store().StrategyJournal(split.LastRun().id));
+        REQUIRE_FALSE(journal.empty());
+        CHECK(journal.front().find("\"home\"") != std::string::npos);
+      }
+      CHECK(split.LastRun().state_json.find("\"exhausted\"") == std::string::npos);
       const RunSummary resumed = Must(split.Resume(split_evaluator, config));
       CHECK(resumed.evaluations == 9);
       CHECK(identities(split) == identities(whole));
+
+      // A state saved whole, as before the strategy's journal (schema v10),
+      // resumes as exactly.
+      Harness legacy;
+      FakeEvaluator legacy_evaluator;
+      Must(legacy.Run(legacy_evaluator, first));
+      {
+        nlohmann::json state = nlohmann::json::parse(legacy.LastRun().state_json);
+        auto strategy = Must(MakeStrategy(config.strategy));
+        REQUIRE(strategy->RestoreState(state.at("strategy")).has_value());
+        for (const std::string& row : Must(legacy.store().StrategyJournal(legacy.last_run()))) {
+          REQUIRE(strategy->Replay(nlohmann::json::parse(row)).has_value());
+        }
+        state["strategy"] = strategy->SaveState();
+        REQUIRE(legacy.store().SaveRunState(legacy.last_run(), state.dump()).has_value());
+        CHECK(testing::ExecSql(legacy.db_path(), "DELETE FROM strategy_journal").empty());
+      }
+      Must(legacy.Resume(legacy_evaluator, config));
+      CHECK(identities(legacy) == identities(whole));
 
       // Without the saved state the stream restarts and the run goes elsewhere.
       Harness restarted;

@@ -916,7 +916,7 @@ TEST_SUITE("strategy: state") {
     };
     std::vector<Bad> cases = {
         {"graph-ucb", "not an object", json::array({1, 2})},
-        {"graph-ucb", "no exhausted field", json::object()},
+        {"graph-ucb", "exhausted null", with("graph-ucb", "/exhausted", nullptr)},
         {"graph-ucb", "exhausted not an array", with("graph-ucb", "/exhausted", "1,2")},
         {"graph-ucb", "exhausted holds a string", with("graph-ucb", "/exhausted", json::array({1, "2"}))},
         {"greedy", "exhausted holds a fraction", with("greedy", "/exhausted", json::array({1.5}))},
@@ -952,6 +952,182 @@ TEST_SUITE("strategy: state") {
       CHECK(status.error().IsInvalidArgument());
       CHECK(status.error().message().find("strategy state") != std::string::npos);
       CHECK(strategy->SaveState() == valid.at(bad.strategy));
+    }
+  }
+}
+
+TEST_SUITE("strategy: journal") {
+  StrategyConfig JournalConfig(const std::string& name) {
+    StrategyConfig config;
+    config.name = name;
+    config.beam_width = 3;
+    config.islands = 3;
+    config.migration_interval = 4;
+    return config;
+  }
+
+  // What the engine does: a state saved without its journal, and the
+  // journal's new entries stored beside it, with each result.
+  struct Stored {
+    std::string state;
+    std::vector<std::string> journal;
+    void Save(Strategy& strategy) {
+      state = strategy.SaveState(Strategy::StateParts::kWithoutJournal).dump();
+      if (!strategy.PendingJournal().empty()) journal.push_back(strategy.PendingJournal().dump());
+      strategy.JournalStored();
+    }
+    std::unique_ptr<Strategy> Resume(const StrategyConfig& config) const {
+      auto strategy = Make(config);
+      const auto restored = strategy->RestoreState(nlohmann::json::parse(state));
+      REQUIRE_MESSAGE(restored.has_value(), restored.error().message());
+      for (const std::string& row : journal) {
+        const auto replayed = strategy->Replay(nlohmann::json::parse(row));
+        REQUIRE_MESSAGE(replayed.has_value(), replayed.error().message());
+      }
+      return strategy;
+    }
+  };
+
+  TEST_CASE("a state saved without its journal, with the journal replayed, is the whole state and chooses alike") {
+    for (const std::string name : kNames) {
+      CAPTURE(name);
+      const StrategyConfig config = JournalConfig(name);
+      Simulation simulation(5);
+      SearchGraph& graph = simulation.graph();
+      Add(graph, 1, NodeStatus::kMeasured, 1.0);
+      Add(graph, 2, NodeStatus::kMeasured, 1.3);
+      auto original = Make(config);
+      std::mt19937_64 rng(17), world(3);
+      Stored stored;
+      int resumes = 0;
+      for (int step = 0; step < 120; ++step) {
+        const auto child = simulation.Step(*original, rng);
+        REQUIRE(child.has_value());
+        if (world() % 4 == 0) original->MarkExhausted(graph.Nodes()[world() % graph.NodeCount()]);
+        if (step == 50) original->Revive(graph.Nodes()[0]);  // a no-op unless exhausted
+        if (step % 3 == 0 || step % 20 == 0) stored.Save(*original);
+        if (step % 20 == 0) {
+          auto resumed = stored.Resume(config);
+          CHECK(resumed->SaveState() == original->SaveState());
+          std::mt19937_64 rng_a = rng, rng_b = rng;
+          for (int i = 0; i < 5; ++i) CHECK(resumed->Select(graph, rng_a) == original->Select(graph, rng_b));
+          ++resumes;
+        }
+      }
+      CHECK(resumes == 6);
+      CHECK(stored.journal.size() > 10);
+    }
+  }
+
+  TEST_CASE("the state saved with each result stays small as the graph grows; the journal holds what changed") {
+    for (const std::string name : {"islands", "graph-ucb", "model"}) {
+      CAPTURE(name);
+      Simulation simulation(9);
+      SearchGraph& graph = simulation.graph();
+      for (NodeId id = 1; id <= 4; ++id) Add(graph, id, NodeStatus::kMeasured, 1.0 + 0.1 * static_cast<double>(id));
+      auto strategy = Make(JournalConfig(name));
+      std::mt19937_64 rng(2);
+      std::size_t small_at_100 = 0, largest_row = 0;
+      for (int step = 1; step <= 3000; ++step) {
+        const auto child = simulation.Step(*strategy, rng);
+        REQUIRE(child.has_value());
+        if (step % 5 == 0) strategy->MarkExhausted(*child);
+        // A selection homes a node, exhausts at most one and, for islands,
+        // may send each island's best to the next.
+        largest_row = std::max(largest_row, strategy->PendingJournal().size());
+        strategy->JournalStored();
+        const std::size_t saved = strategy->SaveState(Strategy::StateParts::kWithoutJournal).dump().size();
+        if (step == 100) small_at_100 = saved;
+        if (step == 3000) {
+          CHECK(saved < 2 * small_at_100 + 512);
+          CHECK(strategy->SaveState().dump().size() > 8 * saved);  // the whole state: 600 exhausted (and every home)
+        }
+      }
+      CHECK(largest_row <= (name == "islands" ? 5u : 1u));
+    }
+  }
+
+  TEST_CASE("a state saved whole, as before the journal, is restored and goes on as a journal") {
+    for (const std::string name : {"islands", "random", "portfolio"}) {
+      CAPTURE(name);
+      const StrategyConfig config = JournalConfig(name);
+      Simulation simulation(4);
+      SearchGraph& graph = simulation.graph();
+      Add(graph, 1, NodeStatus::kMeasured, 1.0);
+      auto original = Make(config);
+      std::mt19937_64 rng(8);
+      for (int i = 0; i < 40; ++i) {
+        simulation.Step(*original, rng);
+        if (i % 6 == 0) original->MarkExhausted(graph.Nodes()[static_cast<std::size_t>(i)]);
+      }
+      const nlohmann::json whole = original->SaveState();
+      auto restored = Make(config);
+      REQUIRE(restored->RestoreState(whole).has_value());
+      // Its first save stores every exhausted node (and home) as entries.
+      Stored stored;
+      stored.Save(*restored);
+      REQUIRE(stored.journal.size() == 1);
+      const nlohmann::json entries = nlohmann::json::parse(stored.journal.front());
+      std::size_t exhausted = 0, homes = 0;
+      for (const auto& entry : entries) {
+        exhausted += entry[0] == "exhausted";
+        homes += entry[0] == "home";
+      }
+      CHECK(exhausted == whole.at("exhausted").size());
+      CHECK(homes == (name == "islands" ? whole.at("home").size() : 0u));
+      CHECK(stored.Resume(config)->SaveState() == whole);
+    }
+  }
+
+  TEST_CASE("a revived node is expandable again, and the journal replays exhaustions and revivals in order") {
+    auto strategy = Make("greedy");
+    SearchGraph graph;
+    Add(graph, 1, NodeStatus::kMeasured, 1.0);
+    Add(graph, 2, NodeStatus::kMeasured, 2.0);
+    std::mt19937_64 rng(1);
+    strategy->MarkExhausted(2);
+    CHECK(strategy->Select(graph, rng) == NodeId{1});
+    strategy->Revive(2);
+    CHECK(strategy->Select(graph, rng) == NodeId{2});
+    strategy->Revive(2);  // not exhausted: nothing to journal
+    CHECK(strategy->PendingJournal() == nlohmann::json::parse(R"([["exhausted", 2], ["revived", 2]])"));
+
+    auto replayed = Make("greedy");
+    REQUIRE(replayed->Replay(nlohmann::json::parse(R"([["exhausted", 2], ["revived", 2], ["exhausted", 1]])")));
+    CHECK_FALSE(replayed->IsExhausted(2));
+    CHECK(replayed->IsExhausted(1));
+    CHECK(replayed->Select(graph, rng) == NodeId{2});
+    CHECK(replayed->PendingJournal().empty());  // replayed entries are stored already
+  }
+
+  TEST_CASE("a malformed journal entry is refused as InvalidArgument and changes nothing") {
+    using nlohmann::json;
+    struct Bad {
+      std::string strategy;
+      std::string what;
+      json entries;
+    };
+    const std::vector<Bad> cases = {
+        {"graph-ucb", "not an array", json::object()},
+        {"graph-ucb", "an entry that is not an array", json::array({"exhausted"})},
+        {"graph-ucb", "a node that is a string", json::parse(R"([["exhausted", "7"]])")},
+        {"graph-ucb", "an unknown kind", json::parse(R"([["teleported", 7]])")},
+        {"graph-ucb", "an islands entry", json::parse(R"([["home", 7, 0]])")},
+        {"islands", "a home island out of range", json::parse(R"([["home", 7, 3]])")},
+        {"islands", "a home without its island", json::parse(R"([["home", 7]])")},
+        {"islands", "good entries, then a bad one", json::parse(R"([["exhausted", 5], ["home", 7, 1], ["home", 8, -1]])")},
+    };
+    for (const Bad& bad : cases) {
+      CAPTURE(bad.strategy);
+      CAPTURE(bad.what);
+      auto strategy = Make(JournalConfig(bad.strategy));
+      REQUIRE(strategy->Replay(json::parse(R"([["exhausted", 3]])")).has_value());
+      const json before = strategy->SaveState();
+      const auto status = strategy->Replay(bad.entries);
+      REQUIRE_FALSE(status.has_value());
+      CHECK(status.error().IsInvalidArgument());
+      CHECK(status.error().message().find("strategy state") != std::string::npos);
+      CHECK(strategy->SaveState() == before);
     }
   }
 }

@@ -86,7 +86,7 @@ TEST_SUITE("store") {
          "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
          "ALTER TABLE measurements DROP COLUMN baseline_speedup; ALTER TABLE nodes DROP COLUMN expansions;"
          "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; PRAGMA user_version = 1;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; DROP TABLE strategy_journal; PRAGMA user_version = 1;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 0);
     {
       auto store = Must(Store::Open(path));
@@ -125,7 +125,7 @@ TEST_SUITE("store") {
     }
     Exec(path,
          "ALTER TABLE nodes DROP COLUMN expansions; DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 3;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 3;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     std::map<std::int64_t, std::int64_t> expansions;
@@ -149,7 +149,7 @@ TEST_SUITE("store") {
       node = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
     }
     Exec(path, "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 4;");
+               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 4;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'code_hash'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -178,7 +178,7 @@ TEST_SUITE("store") {
       call.prompt = "[]";
       Must(store->AddLlmCall(call));
     }
-    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 5;");
+    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 5;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'profiles'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -223,7 +223,7 @@ TEST_SUITE("store") {
       seed = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
       Must(store->AddHumanAction({0, graph_id, seed, 0, HumanActionKind::kNote, "kept", "ada", 0}));
     }
-    Exec(path, "DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 7;");
+    Exec(path, "DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 7;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'review_questions'") == 1);
@@ -251,7 +251,7 @@ TEST_SUITE("store") {
       child = Must(store->AddNode(NewNodeRecord({"child", {}, "c++", {}}, graph_id, 0, "m"),
                                   EdgeRecord{seed, 0, EdgeKind::kDerive, 0, "m", 0}));
     }
-    Exec(path, "DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 6;");
+    Exec(path, "DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 6;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'human_actions'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -280,7 +280,7 @@ TEST_SUITE("store") {
       host_id = Must(store->UpsertHost(testing::MakeHost("old")));
       Must(store->AddCalibration(host_id, levels));
     }
-    Exec(path, "ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 9;");
+    Exec(path, "ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 9;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     const auto old = Must(store->LatestCalibration(host_id, 1));
@@ -301,6 +301,41 @@ TEST_SUITE("store") {
     CHECK(Contains(damaged.error().message(), "LatestCalibration"));
   }
 
+  TEST_CASE("a v10 file gets the strategy journal; its runs keep their state; rows go round trip, in order") {
+    testing::TempDir dir;
+    const auto path = dir / "v10.db";
+    std::int64_t run_id = 0;
+    const std::string whole = R"({"exhausted":[3],"home":[[1,0]]})";  // a state saved whole, as v10 did
+    {
+      auto store = Must(Store::Open(path));
+      const auto task_id = Must(store->UpsertTask(testing::MakeTask("triad")));
+      RunRecord run;
+      run.task_id = task_id;
+      run.graph_id = Must(store->GraphForTask(task_id, false));
+      run.config_json = "{}";
+      run_id = Must(store->CreateRun(run));
+      Must(store->SaveRunState(run_id, whole));
+    }
+    Exec(path, "DROP TABLE strategy_journal; PRAGMA user_version = 10;");
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == kSchemaVersion);
+    CHECK(Must(store->GetRun(run_id)).state_json == whole);
+    CHECK(Must(store->StrategyJournal(run_id)).empty());
+
+    Must(store->AppendStrategyJournal(run_id, R"([["home",2,1]])"));
+    Must(store->AppendStrategyJournal(run_id, R"([["exhausted",2],["guest",2,0]])"));
+    CHECK(Must(store->StrategyJournal(run_id)) ==
+          std::vector<std::string>{R"([["home",2,1]])", R"([["exhausted",2],["guest",2,0]])"});
+    CHECK(Must(store->StrategyJournal(run_id + 1)).empty());
+    for (const std::string bad : {"", "{}", "[1,", "7"}) {
+      CAPTURE(bad);
+      const auto refused = store->AppendStrategyJournal(run_id, bad);
+      REQUIRE_FALSE(refused.has_value());
+      CHECK(refused.error().IsInvalidArgument());
+    }
+    CHECK(Must(store->StrategyJournal(run_id)).size() == 2);
+  }
+
   TEST_CASE("a v8 file gets the suite tables; its runs are kept and a suite's rows go round trip") {
     testing::TempDir dir;
     const auto path = dir / "v8.db";
@@ -314,7 +349,7 @@ TEST_SUITE("store") {
       run.config_json = "{}";
       run_id = Must(store->CreateRun(run));
     }
-    Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; PRAGMA user_version = 8;");
+    Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 8;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(Must(store->GetRun(run_id)).task_name == "triad");
