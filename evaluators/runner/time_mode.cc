@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "evaluators/compare.h"
@@ -43,6 +44,10 @@ constexpr double kRecheckShare = 0.25;       // timed calls whose outputs are re
 constexpr int kPerturbedElements = 8;        // per input and call slot, drawn afresh before each round
 constexpr double kIdleCpuSlackSeconds = 0.02;
 constexpr double kIdleCpuShare = 0.05;
+// With threads allowed, the kernel is watched idle for at least this long
+// in all: a thread left spinning after the calls shows above the slack even
+// when a loaded machine gives it a quarter of a core.
+constexpr double kMinIdleWatchSeconds = 0.25;
 
 using Clock = std::chrono::steady_clock;
 
@@ -321,6 +326,19 @@ class Timed {
   double busy_cpu() const { return busy_cpu_; }
   double busy_wall() const { return busy_wall_; }
   double prepare_s() const { return prepare_s_; }
+
+  // Waits, the worker idle, until it has been watched idle for `seconds`
+  // in all (a short job's gaps between samples are too brief to tell a
+  // thread that goes on from the worker's own upkeep).
+  void WatchIdle(double seconds) {
+    if (last_cpu_ < 0 || idle_wall_ + std::chrono::duration<double>(Clock::now() - last_end_).count() >= seconds) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds - idle_wall_) - (Clock::now() - last_end_));
+    EndIdle();
+    last_end_ = Clock::now();
+    last_cpu_ = worker_.CpuSeconds();
+  }
 
  private:
   // A run, with the worker's CPU time before and after: what it used
@@ -621,6 +639,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
   if (auto bad = ref.worker().Inspect()) return stop(bad, "reference");
   // A kernel that keeps working after its calls return (a thread finishing
   // the answer, or stealing the reference's time) is caught here.
+  if (job.allow_threads) cand.WatchIdle(kMinIdleWatchSeconds);
   if (cand.idle_cpu() > kIdleCpuSlackSeconds + kIdleCpuShare * cand.idle_wall()) {
     return Stop{WorkerVerdict{Outcome::kRejected, "the kernel kept running after its calls returned: " +
                                                       Milliseconds(cand.idle_cpu()) + " of CPU time while idle (" +
