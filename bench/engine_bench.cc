@@ -495,7 +495,8 @@ class TimedStrategy final : public Strategy {
   // The engine marks exhausted parents on this object; pass them on.
   void Exhausted(NodeId id) override { inner_->MarkExhausted(id); }
   void SaveOwn(nlohmann::json& state, StateParts parts) const override {
-    for (const auto& [key, value] : inner_->SaveState(parts).items()) state[key] = value;
+    const nlohmann::json inner = inner_->SaveState(parts);  // items() does not keep a temporary alive
+    for (const auto& [key, value] : inner.items()) state[key] = value;
   }
 
  private:

@@ -122,6 +122,12 @@ TEST_SUITE("knob space") {
       const std::string stored = nlohmann::json(values).dump();  // as the store writes nodes.knobs_json
       CHECK(space.KeyOfStored(stored) == space.Key(values));
       CHECK(space.FromKey(*space.KeyOfStored(stored)) == values);
+      // Names in another order than the sorted one the store writes.
+      std::string reversed = "{";
+      for (auto it = values.rbegin(); it != values.rend(); ++it) {
+        reversed += (reversed.size() > 1 ? "," : "") + nlohmann::json(it->first).dump() + ":" + nlohmann::json(it->second).dump();
+      }
+      CHECK(space.KeyOfStored(reversed + "}") == space.Key(values));
     }
     // A missing knob reads as its default, an unknown knob or value is ignored (as Key does).
     const KnobValues partial{{"TILE", "64"}, {"EXTRA", "1"}, {"VEC", "9"}};
