@@ -25,6 +25,8 @@
 //                                a random tree of N nodes, half measured
 //                                (N = 1e3, 1e5 and 1e6);
 //                                first_select_ms: the first, which fills caches
+//   BM_ReplaySnapshot/STRATEGY/N  a resume's cost of the strategy journal's
+//                                snapshot row of N nodes: parse and replay
 //   BM_SelectAndSave/STRATEGY/SAVE/N  the same, and the state saved as the
 //                                engine saves it with every result: whole
 //                                (before the journal) or with the journal;
@@ -449,6 +451,37 @@ void BM_Select(benchmark::State& state, const std::string& strategy_name, const 
   if (!save.empty()) state.counters["saved_bytes"] = saved_bytes / static_cast<double>(state.iterations());
 }
 
+// What a resume spends on the strategy's journal of a run of N nodes,
+// compacted (one snapshot row: every home, some exhausted nodes and guests):
+// parsing the row's text and replaying it on a fresh strategy.
+void BM_ReplaySnapshot(benchmark::State& state, const std::string& strategy_name) {
+  const auto count = static_cast<NodeId>(state.range(0));
+  std::mt19937_64 random(7);
+  SearchGraph graph;
+  for (NodeId id = 1; id <= count; ++id) {
+    GraphNode node;
+    node.id = id;
+    node.identity = std::to_string(id);
+    node.status = NodeStatus::kMeasured;
+    node.speedup = 1.0 + static_cast<double>(random() % 1000) / 1000.0;
+    graph.AddNode(node);
+    if (id > 1) graph.AddDerivation(static_cast<NodeId>(1 + random() % static_cast<std::uint64_t>(id - 1)), id, EdgeKind::kDerive);
+  }
+  StrategyConfig config;
+  config.name = strategy_name;
+  auto original = std::move(*MakeStrategy(config));
+  original->Select(graph, random);  // homes every node
+  for (NodeId id = 1; id <= count; id += 7) original->MarkExhausted(id);
+  const std::string row = original->JournalSnapshot().dump();
+  for (auto _ : state) {
+    auto fresh = std::move(*MakeStrategy(config));
+    auto replayed = fresh->Replay(nlohmann::json::parse(row));
+    if (!replayed) state.SkipWithError(replayed.error().message().c_str());
+    benchmark::DoNotOptimize(fresh);
+  }
+  state.counters["row_mb"] = static_cast<double>(row.size()) / 1e6;
+}
+
 std::string Number(double value) {
   return value == static_cast<double>(static_cast<long>(value)) ? fmt::format("{:.0f}", value)
                                                                   : fmt::format("{:.1f}", value);
@@ -571,6 +604,11 @@ int Main(int argc, char** argv) {
     // nodes, to show the cost does not grow with the graph.
     select->Arg(1000)->Arg(100000)->Arg(1000000);
     select->Unit(benchmark::kMicrosecond);
+  }
+  for (const std::string strategy : {"islands", "model"}) {
+    benchmark::RegisterBenchmark(("BM_ReplaySnapshot/" + strategy).c_str(),
+                                 [strategy](benchmark::State& state) { BM_ReplaySnapshot(state, strategy); })
+        ->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);
   }
   // What saving the state with every result costs, whole or with its journal.
   for (const std::string strategy : {"islands", "model"}) {

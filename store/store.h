@@ -89,6 +89,9 @@ class Store {
   // Appends a row of the run's strategy journal (search/strategies/strategy.h):
   // `entries_json`, a JSON array. InvalidArgument when it is not one.
   Status AppendStrategyJournal(std::int64_t run_id, const std::string& entries_json);
+  // Replaces the run's journal rows by one (a snapshot of what they said),
+  // in one transaction. InvalidArgument when it is not a JSON array.
+  Status CompactStrategyJournal(std::int64_t run_id, const std::string& entries_json);
   // The run's journal rows, oldest first.
   Result<std::vector<std::string>> StrategyJournal(std::int64_t run_id);
 

@@ -39,12 +39,15 @@ Engine::Impl::Impl(Store& store, const Task& task, Evaluator& evaluator, const R
       graph_(state_.graph()) {
   KESTREL_CHECK(options_.budget != nullptr, "an engine needs its run's budget");
   // The strategy's journal goes with every saved state (SaveStateLocked).
-  state_.SetJournal(
-      [this] {
-        const nlohmann::json& pending = strategy_->PendingJournal();
-        return pending.empty() ? std::string() : pending.dump();
-      },
-      [this] { strategy_->JournalStored(); });
+  engine::GraphState::Journal journal;
+  journal.pending = [this] {
+    const nlohmann::json& pending = strategy_->PendingJournal();
+    return pending.empty() ? std::string() : pending.dump();
+  };
+  journal.snapshot = [this] { return strategy_->JournalSnapshot().dump(); };
+  journal.stored = [this] { strategy_->JournalStored(); };
+  journal.compact_rows = options_.journal_compact_rows;
+  state_.SetJournal(std::move(journal));
 }
 
 Result<RunSummary> Engine::Impl::Run() {

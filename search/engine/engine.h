@@ -65,6 +65,9 @@ struct EngineOptions {
   // The run's saved state (RunRecord::state_json) to continue from; "" or
   // "{}": a new run.
   std::string saved_state;
+  // The strategy journal's rows after which a save writes one snapshot row
+  // in their place (engine::GraphState::Journal); lowered by tests.
+  std::int64_t journal_compact_rows = 4096;
 };
 
 struct RunSummary {

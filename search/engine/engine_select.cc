@@ -145,6 +145,7 @@ Status Engine::Impl::RestoreState() {
         return Fail(Error::Corruption(where + ": the strategy's journal: " + replayed.error().message()));
       }
     }
+    state_.SetJournalRows(static_cast<std::int64_t>(journal->size()));
     // What the LLM prompts list as failures to avoid: the run's latest, not
     // only this session's (older saved states have none).
     for (const nlohmann::json& failure : state.value("recent_failures", nlohmann::json::array())) {

@@ -1,5 +1,6 @@
 #include "search/engine/graph_state.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -226,6 +227,7 @@ void GraphState::Remember(NodeId id, const NodeRecord& record, std::shared_ptr<c
 Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& notes,
                          const std::optional<NodeId>& node) {
   bool journaled = false;
+  std::int64_t rows = journal_rows_, snapshot_entries = snapshot_entries_;
   const Status written = store_.Atomically([&]() -> Status {
     if (auto done = writes(); !done) return done;
     for (LlmCallRecord& call : notes.calls) {
@@ -249,23 +251,31 @@ Status GraphState::Write(const std::function<Status()>& writes, ChangeNotes& not
       state = notes.run_state;
     }
     if (state.empty()) return {};
-    if (journal_pending_) {
-      const std::string entries = journal_pending_();
+    if (journal_.pending) {
+      const std::string entries = journal_.pending();
       if (!entries.empty()) {
-        if (auto done = store_.AppendStrategyJournal(run_id_, entries); !done) return done;
         journaled = true;
+        if (rows + 1 < std::max(journal_.compact_rows, snapshot_entries / 64)) {
+          if (auto done = store_.AppendStrategyJournal(run_id_, entries); !done) return done;
+          ++rows;
+        } else {
+          const std::string snapshot = journal_.snapshot();
+          if (auto done = store_.CompactStrategyJournal(run_id_, snapshot); !done) return done;
+          rows = 1;
+          snapshot_entries = static_cast<std::int64_t>(std::count(snapshot.begin(), snapshot.end(), ','));
+        }
       }
     }
     return store_.SaveRunState(run_id_, state);
   });
-  if (written && journaled) journal_stored_();
+  if (written && journaled) {
+    journal_rows_ = rows;
+    snapshot_entries_ = snapshot_entries;
+    journal_.stored();
+  }
   return written;
 }
 
-void GraphState::SetJournal(std::function<std::string()> pending, std::function<void()> stored) {
-  journal_pending_ = std::move(pending);
-  journal_stored_ = std::move(stored);
-}
 
 Result<NodeId> GraphState::AddSeed(NodeRecord record) {
   auto id = store_.AddNode(record, std::nullopt);

@@ -118,16 +118,25 @@ Result<const nlohmann::json*> StateField(const nlohmann::json& state, const std:
   return &*it;
 }
 
+std::optional<std::int64_t> IntegerIn(const nlohmann::json& value, std::int64_t min, std::int64_t max) {
+  if (!value.is_number_integer()) return std::nullopt;
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) return std::nullopt;
+  const std::int64_t number = value.get<std::int64_t>();
+  if (number < min || number > max) return std::nullopt;
+  return number;
+}
+
 Result<std::int64_t> StateInteger(const nlohmann::json& value, const std::string& what, std::int64_t min,
                                   std::int64_t max) {
-  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (!value.is_number_integer()) return Fail(StateError(what, "an integer in " + range + ", got " + value.dump()));
-  const bool too_large = value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max);
-  const std::int64_t number = too_large ? max : value.get<std::int64_t>();
-  if (too_large || number < min || number > max) {
-    return Fail(StateError(what, "an integer in " + range + ", got " + value.dump()));
-  }
-  return number;
+  if (auto number = IntegerIn(value, min, max)) return *number;
+  return Fail(StateError(what, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+                                   value.dump()));
+}
+
+Error JournalError(const nlohmann::json& entry, const std::string& expected) {
+  std::string text = entry.dump();
+  if (text.size() > 160) text = text.substr(0, 150) + "...";  // a snapshot's entry holds a million nodes
+  return StateError("journal entry " + text, expected);
 }
 
 Result<std::vector<NodeId>> StateIds(const nlohmann::json& value, const std::string& what) {

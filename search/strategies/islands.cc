@@ -111,6 +111,20 @@ class Islands final : public Strategy {
     state["roots"] = roots_;
   }
 
+  void SnapshotOwn(nlohmann::json& entries) const override {
+    std::vector<std::pair<NodeId, int>> homes(home_.begin(), home_.end());
+    std::sort(homes.begin(), homes.end());
+    std::vector<std::int64_t> flat;
+    flat.reserve(2 * homes.size());
+    for (const auto& [id, island] : homes) flat.insert(flat.end(), {id, island});
+    if (!flat.empty()) entries.push_back({"homes", flat});
+    flat.clear();
+    for (const auto& [id, islands] : std::map<NodeId, std::vector<int>>(guests_.begin(), guests_.end())) {
+      for (int island : islands) flat.insert(flat.end(), {id, island});
+    }
+    if (!flat.empty()) entries.push_back({"guests", flat});
+  }
+
   Status RestoreState(const nlohmann::json& state) override {
     if (!state.is_object()) return Strategy::RestoreState(state);  // refuses it
     auto islands = StateField(state, "islands");
@@ -173,21 +187,45 @@ class Islands final : public Strategy {
   }
 
   // ["home", node, island]: where Assign homed a node; ["guest", node,
-  // island]: an island it migrated to.
+  // island]: an island it migrated to; a snapshot's ["homes", [node,
+  // island, node, island, ...]] and ["guests", [...]]: every one (flat, so
+  // that a million homes parse and replay in a fraction of a second).
   Status ReplayEntry(const nlohmann::json& entry, bool apply) override {
-    if (!entry.is_array() || entry.size() != 3 || (entry[0] != "home" && entry[0] != "guest")) {
-      return Strategy::ReplayEntry(entry, apply);
+    const std::string* kind = entry.is_array() && (entry.size() == 2 || entry.size() == 3) && entry[0].is_string()
+                                  ? entry[0].get_ptr<const std::string*>()
+                                  : nullptr;
+    const bool one = kind != nullptr && entry.size() == 3 && (*kind == "home" || *kind == "guest");
+    const bool all = kind != nullptr && entry.size() == 2 && (*kind == "homes" || *kind == "guests");
+    if (!one && !all) return Strategy::ReplayEntry(entry, apply);
+    const bool homes = *kind == "home" || *kind == "homes";
+    const auto place = [&](const nlohmann::json& node, const nlohmann::json& island) -> Status {
+      const auto id = IntegerIn(node, std::numeric_limits<NodeId>::min(), kMaxCount);
+      const auto index = IntegerIn(island, 0, count_ - 1);
+      if (!id || !index) {
+        return Fail(JournalError(entry, one ? "[\"" + *kind + "\", node id, island in [0, " +
+                                                  std::to_string(count_ - 1) + "]]"
+                                            : "[\"" + *kind + "\", [node id, island, ...]], each island in [0, " +
+                                                  std::to_string(count_ - 1) + "]"));
+      }
+      if (!apply) return {};
+      if (homes) {
+        home_[*id] = static_cast<int>(*index);
+      } else {
+        std::vector<int>& visits = guests_[*id];
+        if (std::find(visits.begin(), visits.end(), *index) == visits.end()) visits.push_back(static_cast<int>(*index));
+      }
+      return {};
+    };
+    if (one) return place(entry[1], entry[2]);  // Replay reindexes when done
+    const nlohmann::json& pairs = entry[1];
+    if (!pairs.is_array() || pairs.size() % 2 != 0) {
+      return Fail(JournalError(entry, "[\"" + *kind + "\", [node id, island, ...]]"));
     }
-    auto pair = ReadHome(nlohmann::json::array({entry[1], entry[2]}), "journal entry " + entry.dump());
-    if (!pair) return Fail(pair.error());
-    if (!apply) return {};
-    if (entry[0] == "home") {
-      home_[pair->first] = pair->second;
-    } else {
-      std::vector<int>& visits = guests_[pair->first];
-      if (std::find(visits.begin(), visits.end(), pair->second) == visits.end()) visits.push_back(pair->second);
+    if (apply && homes) home_.reserve(home_.size() + pairs.size() / 2);
+    for (std::size_t i = 0; i < pairs.size(); i += 2) {
+      if (auto done = place(pairs[i], pairs[i + 1]); !done) return done;
     }
-    return {};  // Replay reindexes when done
+    return {};
   }
 
  private:

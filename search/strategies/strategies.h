@@ -81,6 +81,12 @@ Error StateError(const std::string& what, const std::string& expected);
 Result<const nlohmann::json*> StateField(const nlohmann::json& state, const std::string& field);
 Result<std::int64_t> StateInteger(const nlohmann::json& value, const std::string& what, std::int64_t min,
                                   std::int64_t max);
+// The same check without a message: nullopt when `value` is not an integer
+// in [min, max] (a journal of a million entries is read with it).
+std::optional<std::int64_t> IntegerIn(const nlohmann::json& value, std::int64_t min, std::int64_t max);
+// A journal entry that is not what it should be: "strategy state: journal
+// entry ENTRY: expected EXPECTED" (a long entry cut short).
+Error JournalError(const nlohmann::json& entry, const std::string& expected);
 // An array of node ids.
 Result<std::vector<NodeId>> StateIds(const nlohmann::json& value, const std::string& what);
 

@@ -28,6 +28,15 @@ void Strategy::Journal(nlohmann::json entry) { pending_->push_back(std::move(ent
 
 void Strategy::JournalStored() { *pending_ = nlohmann::json::array(); }
 
+nlohmann::json Strategy::JournalSnapshot() const {
+  std::vector<NodeId> exhausted(exhausted_.begin(), exhausted_.end());
+  std::sort(exhausted.begin(), exhausted.end());
+  nlohmann::json entries = nlohmann::json::array();
+  if (!exhausted.empty()) entries.push_back({"exhausted_nodes", exhausted});
+  SnapshotOwn(entries);
+  return entries;
+}
+
 nlohmann::json Strategy::SaveState(StateParts parts) const {
   nlohmann::json state = nlohmann::json::object();
   if (parts == StateParts::kAll) {
@@ -65,30 +74,37 @@ Status Strategy::RestoreExhausted(const nlohmann::json& state, const std::vector
 }
 
 Status Strategy::ReplayEntry(const nlohmann::json& entry, bool /*apply*/) {
-  return Fail(strategies::StateError("journal", "an entry this strategy keeps, got " + entry.dump() +
-                                                    " (saved by another strategy?)"));
+  return Fail(strategies::JournalError(entry, "an entry this strategy keeps (saved by another strategy?)"));
 }
 
 Status Strategy::Replay(const nlohmann::json& entries) {
   if (!entries.is_array()) return Fail(strategies::StateError("journal", "an array of entries, got " + entries.dump()));
+  constexpr NodeId kMin = std::numeric_limits<NodeId>::min(), kMax = std::numeric_limits<NodeId>::max();
   // Checked whole first, so that a refusal changes nothing.
   for (bool apply : {false, true}) {
     for (const nlohmann::json& entry : entries) {
-      const bool own = entry.is_array() && entry.size() == 2 && entry[0].is_string() &&
-                       (entry[0] == "exhausted" || entry[0] == "revived");
-      if (!own) {
-        if (auto done = ReplayEntry(entry, apply); !done) return done;
-        continue;
-      }
-      auto id = strategies::StateInteger(entry[1], "journal entry " + entry.dump(),
-                                         std::numeric_limits<NodeId>::min(), std::numeric_limits<NodeId>::max());
-      if (!id) return Fail(id.error());
-      if (!apply) continue;
-      const NodeId node = *id;
-      if (entry[0] == "exhausted") {
-        if (exhausted_.insert(node).second) Exhausted(node);
-      } else {
-        exhausted_.erase(node);
+      const std::string* kind = entry.is_array() && entry.size() == 2 && entry[0].is_string()
+                                    ? entry[0].get_ptr<const std::string*>()
+                                    : nullptr;
+      if (kind != nullptr && (*kind == "exhausted" || *kind == "revived")) {
+        const auto node = strategies::IntegerIn(entry[1], kMin, kMax);
+        if (!node) return Fail(strategies::JournalError(entry, "[\"" + *kind + "\", node id]"));
+        if (!apply) continue;
+        if (*kind == "revived") {
+          exhausted_.erase(*node);
+        } else if (exhausted_.insert(*node).second) {
+          Exhausted(*node);
+        }
+      } else if (kind != nullptr && *kind == "exhausted_nodes") {  // a snapshot's: every exhausted node
+        if (!entry[1].is_array()) return Fail(strategies::JournalError(entry, "[\"exhausted_nodes\", [node ids]]"));
+        if (apply) exhausted_.reserve(exhausted_.size() + entry[1].size());
+        for (const nlohmann::json& value : entry[1]) {
+          const auto node = strategies::IntegerIn(value, kMin, kMax);
+          if (!node) return Fail(strategies::JournalError(entry, "[\"exhausted_nodes\", [node ids]]"));
+          if (apply && exhausted_.insert(*node).second) Exhausted(*node);
+        }
+      } else if (auto done = ReplayEntry(entry, apply); !done) {
+        return done;
       }
     }
   }

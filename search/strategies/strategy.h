@@ -97,6 +97,10 @@ class Strategy {
   // when nothing changed), and the engine's word that they are stored.
   const nlohmann::json& PendingJournal() const { return *pending_; }
   void JournalStored();
+  // The journaled parts as they are now, as entries (every exhausted node,
+  // and islands' homes and guests): replayed on a fresh strategy they give
+  // the same parts, so a journal's rows can be replaced by this one.
+  nlohmann::json JournalSnapshot() const;
   // Applies stored entries in order, after RestoreState and before the next
   // Select. A malformed entry, or one of another strategy's kind, is
   // InvalidArgument and changes nothing.
@@ -106,6 +110,8 @@ class Strategy {
   Strategy();
   // Adds the strategy's own fields to a state SaveState made.
   virtual void SaveOwn(nlohmann::json& /*state*/, StateParts /*parts*/) const {}
+  // Appends the entries of the strategy's own journaled parts.
+  virtual void SnapshotOwn(nlohmann::json& /*entries*/) const {}
   // Told of each node MarkExhausted or Replay adds (a strategy that indexes
   // the expandable nodes drops it). The default does nothing.
   virtual void Exhausted(NodeId /*id*/) {}

@@ -57,6 +57,7 @@ class Harness {
     options.host_id = host_id;
     options.progress = progress;
     options.budget = budget;
+    options.journal_compact_rows = journal_compact_rows;
     Engine engine(*store_, task_, evaluator, config, std::move(mutators), std::move(strategy), options);
     return engine.Run();
   }
@@ -77,6 +78,7 @@ class Harness {
     options.host_id = run.host_id;
     options.budget = budget;
     options.saved_state = with_state ? run.state_json : "";
+    options.journal_compact_rows = journal_compact_rows;
     Engine engine(*store_, task_, evaluator, config, std::move(mutators), std::move(strategy), options);
     return engine.Run();
   }
@@ -96,6 +98,8 @@ class Harness {
   }
 
   Store& store() { return *store_; }
+  // EngineOptions::journal_compact_rows of the runs it makes.
+  std::int64_t journal_compact_rows = 4096;
   std::filesystem::path db_path() const { return dir_ / "kestrel.db"; }
   const Task& task() const { return task_; }
   std::int64_t graph_id() const { return graph_id_; }

@@ -168,6 +168,17 @@ TEST_SUITE("engine") {
       Must(legacy.Resume(legacy_evaluator, config));
       CHECK(identities(legacy) == identities(whole));
 
+      // With the journal compacted after every third row (a snapshot row in
+      // their place), before and after the resume.
+      Harness compacted;
+      compacted.journal_compact_rows = 3;
+      FakeEvaluator compacted_evaluator;
+      Must(compacted.Run(compacted_evaluator, first));
+      CHECK(Must(compacted.store().StrategyJournal(compacted.last_run())).size() <= 3);
+      Must(compacted.Resume(compacted_evaluator, config));
+      CHECK(identities(compacted) == identities(whole));
+      CHECK(Must(compacted.store().StrategyJournal(compacted.last_run())).size() <= 3);
+
       // Without the saved state the stream restarts and the run goes elsewhere.
       Harness restarted;
       FakeEvaluator restarted_evaluator;

@@ -1019,6 +1019,28 @@ TEST_SUITE("strategy: journal") {
     }
   }
 
+  TEST_CASE("a journal's snapshot, replayed on a fresh strategy, gives the journaled parts as they are") {
+    for (const std::string name : kNames) {
+      CAPTURE(name);
+      const StrategyConfig config = JournalConfig(name);
+      Simulation simulation(6);
+      SearchGraph& graph = simulation.graph();
+      Add(graph, 1, NodeStatus::kMeasured, 1.0);
+      Add(graph, 2, NodeStatus::kMeasured, 1.2);
+      auto original = Make(config);
+      std::mt19937_64 rng(3);
+      for (int step = 0; step < 60; ++step) {
+        simulation.Step(*original, rng);
+        if (step % 4 == 1) original->MarkExhausted(graph.Nodes()[static_cast<std::size_t>(step) % graph.NodeCount()]);
+        if (step == 30) original->Revive(graph.Nodes()[1]);
+      }
+      Stored stored;
+      stored.Save(*original);
+      stored.journal = {original->JournalSnapshot().dump()};
+      CHECK(stored.Resume(config)->SaveState() == original->SaveState());
+    }
+  }
+
   TEST_CASE("the state saved with each result stays small as the graph grows; the journal holds what changed") {
     for (const std::string name : {"islands", "graph-ucb", "model"}) {
       CAPTURE(name);
@@ -1116,6 +1138,11 @@ TEST_SUITE("strategy: journal") {
         {"islands", "a home island out of range", json::parse(R"([["home", 7, 3]])")},
         {"islands", "a home without its island", json::parse(R"([["home", 7]])")},
         {"islands", "good entries, then a bad one", json::parse(R"([["exhausted", 5], ["home", 7, 1], ["home", 8, -1]])")},
+        {"islands", "a snapshot's homes with a node and no island", json::parse(R"([["homes", [1, 0, 2]]])")},
+        {"islands", "a snapshot's homes with an island out of range", json::parse(R"([["homes", [1, 0, 2, 3]]])")},
+        {"islands", "a snapshot's guests that are not a list", json::parse(R"([["guests", 4]])")},
+        {"graph-ucb", "a snapshot's exhausted nodes with a string", json::parse(R"([["exhausted_nodes", [1, "2"]]])")},
+        {"graph-ucb", "a snapshot's homes", json::parse(R"([["homes", [1, 0]]])")},
     };
     for (const Bad& bad : cases) {
       CAPTURE(bad.strategy);

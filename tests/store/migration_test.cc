@@ -334,6 +334,15 @@ TEST_SUITE("store") {
       CHECK(refused.error().IsInvalidArgument());
     }
     CHECK(Must(store->StrategyJournal(run_id)).size() == 2);
+    // A snapshot replaces the run's rows, and only the run's.
+    RunRecord other = Must(store->GetRun(run_id));
+    const auto other_id = Must(store->CreateRun(other));
+    Must(store->AppendStrategyJournal(other_id, R"([["exhausted",9]])"));
+    Must(store->CompactStrategyJournal(run_id, R"([["exhausted",2],["home",2,1]])"));
+    CHECK(Must(store->StrategyJournal(run_id)) == std::vector<std::string>{R"([["exhausted",2],["home",2,1]])"});
+    CHECK(Must(store->StrategyJournal(other_id)) == std::vector<std::string>{R"([["exhausted",9]])"});
+    CHECK(store->CompactStrategyJournal(run_id, "{}").error().IsInvalidArgument());
+    CHECK(Must(store->StrategyJournal(run_id)).size() == 1);
   }
 
   TEST_CASE("a v8 file gets the suite tables; its runs are kept and a suite's rows go round trip") {
