@@ -118,6 +118,7 @@ const std::vector<Attack>& Gallery() {
       {"x_constructor_attacks", 7, Expect::kSandbox},
       {"x_background_spinner", 7, Expect::kThreads},
       {"x_replies_early", 7, Expect::kThreads},
+      {"x_spins_between_calls", 7, Expect::kThreads},
       {"x_wx_jit", 7, Expect::kSandbox},
       {"x_mprotect_jit", 7, Expect::kSandbox},
       {"x_reads_maps", 7, Expect::kHonest},
@@ -680,7 +681,7 @@ TEST_SUITE("adversarial_gallery") {
     Evaluator& threaded = **made;
     const std::string honest = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "kernels" / "scale_ref.cpp");
     CHECK(threaded.Evaluate(Candidate{honest, {}, threaded.Toolchain(), threaded.Flags()}).outcome == Outcome::kMeasured);
-    for (const char* file : {"x_background_spinner", "x_replies_early"}) {
+    for (const char* file : {"x_background_spinner", "x_replies_early", "x_spins_between_calls"}) {
       const std::string source =
           testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / (std::string(file) + ".cpp"));
       const Measurement m = threaded.Evaluate(Candidate{source, {}, threaded.Toolchain(), threaded.Flags()});
