@@ -348,15 +348,13 @@ Status Store::AppendStrategyJournal(std::int64_t run_id, const std::string& entr
 
 Status Store::CompactStrategyJournal(std::int64_t run_id, const std::string& entries_json) {
   constexpr std::string_view kOp = "CompactStrategyJournal";
-  if (entries_json.empty() || entries_json.front() != '[' || !store::IsJson(entries_json)) {
-    return Fail(Error::InvalidArgument("DB: CompactStrategyJournal: the entries are not a JSON array"));
-  }
   auto transaction = impl_->BeginWrite(kOp);
   if (!transaction) return Fail(transaction.error());
   auto remove = impl_->Prepare(kOp, "DELETE FROM strategy_journal WHERE run_id = ?1");
   if (!remove) return Fail(remove.error());
   (*remove)->Bind(1, run_id);
   if (auto done = (*remove)->Run(); !done) return done;
+  // Checks the entries; a refusal rolls the deletion back.
   if (auto appended = AppendStrategyJournal(run_id, entries_json); !appended) return appended;
   return transaction->Commit();
 }

@@ -109,6 +109,24 @@ class Simulation {
   NodeId next_id_ = 1000;
 };
 
+// Small enough that every strategy's state has something in each field.
+StrategyConfig ConfigFor(const std::string& name) {
+  StrategyConfig config;
+  config.name = name;
+  config.beam_width = 3;
+  config.islands = 3;
+  config.migration_interval = 4;
+  return config;
+}
+
+// A simulation with two measured roots, 1 (1.0x) and 2 (`second`).
+Simulation TwoRoots(std::uint64_t world_seed, double second) {
+  Simulation simulation(world_seed);
+  Add(simulation.graph(), 1, NodeStatus::kMeasured, 1.0);
+  Add(simulation.graph(), 2, NodeStatus::kMeasured, second);
+  return simulation;
+}
+
 // The k fastest of `nodes`, best first, ties by lower id: the beam's order.
 std::vector<NodeId> TopBySpeedup(const SearchGraph& graph, std::vector<NodeId> nodes, std::size_t k) {
   std::sort(nodes.begin(), nodes.end(), [&graph](NodeId a, NodeId b) {
@@ -633,12 +651,7 @@ TEST_SUITE("strategy: islands") {
   }
 
   // Seeds 1 (slow) and 2 (three times as fast), one per island.
-  Simulation TwoSeeds() {
-    Simulation simulation(3);
-    Add(simulation.graph(), 1, NodeStatus::kMeasured, 1.0);
-    Add(simulation.graph(), 2, NodeStatus::kMeasured, 3.0);
-    return simulation;
-  }
+  Simulation TwoSeeds() { return TwoRoots(3, 3.0); }
 
   NodeId RootOf(SearchGraph& graph, NodeId id) { return graph.Lineage(id).front(); }
 
@@ -820,24 +833,13 @@ TEST_SUITE("strategy: islands") {
 }
 
 TEST_SUITE("strategy: state") {
-  StrategyConfig ConfigFor(const std::string& name) {
-    StrategyConfig config;
-    config.name = name;
-    config.beam_width = 3;
-    config.islands = 3;
-    config.migration_interval = 4;
-    return config;
-  }
-
   TEST_CASE("a restored strategy makes the same choices as the original") {
     for (const char* name : kNames) {
       for (int before : {0, 1, 7, 23}) {
         CAPTURE(name);
         CAPTURE(before);
-        Simulation simulation(11);
+        Simulation simulation = TwoRoots(11, 1.3);
         SearchGraph& graph = simulation.graph();
-        Add(graph, 1, NodeStatus::kMeasured, 1.0);
-        Add(graph, 2, NodeStatus::kMeasured, 1.3);
         auto original = Make(ConfigFor(name));
         std::mt19937_64 rng(99);
         for (int i = 0; i < before; ++i) {
@@ -957,15 +959,6 @@ TEST_SUITE("strategy: state") {
 }
 
 TEST_SUITE("strategy: journal") {
-  StrategyConfig JournalConfig(const std::string& name) {
-    StrategyConfig config;
-    config.name = name;
-    config.beam_width = 3;
-    config.islands = 3;
-    config.migration_interval = 4;
-    return config;
-  }
-
   // What the engine does: a state saved without its journal, and the
   // journal's new entries stored beside it, with each result.
   struct Stored {
@@ -991,11 +984,9 @@ TEST_SUITE("strategy: journal") {
   TEST_CASE("a state saved without its journal, with the journal replayed, is the whole state and chooses alike") {
     for (const std::string name : kNames) {
       CAPTURE(name);
-      const StrategyConfig config = JournalConfig(name);
-      Simulation simulation(5);
+      const StrategyConfig config = ConfigFor(name);
+      Simulation simulation = TwoRoots(5, 1.3);
       SearchGraph& graph = simulation.graph();
-      Add(graph, 1, NodeStatus::kMeasured, 1.0);
-      Add(graph, 2, NodeStatus::kMeasured, 1.3);
       auto original = Make(config);
       std::mt19937_64 rng(17), world(3);
       Stored stored;
@@ -1022,11 +1013,9 @@ TEST_SUITE("strategy: journal") {
   TEST_CASE("a journal's snapshot, replayed on a fresh strategy, gives the journaled parts as they are") {
     for (const std::string name : kNames) {
       CAPTURE(name);
-      const StrategyConfig config = JournalConfig(name);
-      Simulation simulation(6);
+      const StrategyConfig config = ConfigFor(name);
+      Simulation simulation = TwoRoots(6, 1.2);
       SearchGraph& graph = simulation.graph();
-      Add(graph, 1, NodeStatus::kMeasured, 1.0);
-      Add(graph, 2, NodeStatus::kMeasured, 1.2);
       auto original = Make(config);
       std::mt19937_64 rng(3);
       for (int step = 0; step < 60; ++step) {
@@ -1047,7 +1036,7 @@ TEST_SUITE("strategy: journal") {
       Simulation simulation(9);
       SearchGraph& graph = simulation.graph();
       for (NodeId id = 1; id <= 4; ++id) Add(graph, id, NodeStatus::kMeasured, 1.0 + 0.1 * static_cast<double>(id));
-      auto strategy = Make(JournalConfig(name));
+      auto strategy = Make(ConfigFor(name));
       std::mt19937_64 rng(2);
       std::size_t small_at_100 = 0, largest_row = 0;
       for (int step = 1; step <= 3000; ++step) {
@@ -1072,7 +1061,7 @@ TEST_SUITE("strategy: journal") {
   TEST_CASE("a state saved whole, as before the journal, is restored and goes on as a journal") {
     for (const std::string name : {"islands", "random", "portfolio"}) {
       CAPTURE(name);
-      const StrategyConfig config = JournalConfig(name);
+      const StrategyConfig config = ConfigFor(name);
       Simulation simulation(4);
       SearchGraph& graph = simulation.graph();
       Add(graph, 1, NodeStatus::kMeasured, 1.0);
@@ -1147,7 +1136,7 @@ TEST_SUITE("strategy: journal") {
     for (const Bad& bad : cases) {
       CAPTURE(bad.strategy);
       CAPTURE(bad.what);
-      auto strategy = Make(JournalConfig(bad.strategy));
+      auto strategy = Make(ConfigFor(bad.strategy));
       REQUIRE(strategy->Replay(json::parse(R"([["exhausted", 3]])")).has_value());
       const json before = strategy->SaveState();
       const auto status = strategy->Replay(bad.entries);

@@ -27,6 +27,16 @@ void Exec(const std::filesystem::path& path, const std::string& sql) {
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// A run of a new task `task` on its graph; its id.
+std::int64_t NewRun(Store& store, const std::string& task) {
+  const auto task_id = Must(store.UpsertTask(testing::MakeTask(task)));
+  RunRecord run;
+  run.task_id = task_id;
+  run.graph_id = Must(store.GraphForTask(task_id, false));
+  run.config_json = "{}";
+  return Must(store.CreateRun(run));
+}
+
 TEST_SUITE("store") {
   TEST_CASE("a fresh file is stamped with our id and the current version, in WAL mode") {
     testing::TempDir dir;
@@ -72,12 +82,7 @@ TEST_SUITE("store") {
     std::int64_t run_id = 0;
     {
       auto store = Must(Store::Open(path));
-      const auto task_id = Must(store->UpsertTask(testing::MakeTask("t")));
-      RunRecord run;
-      run.task_id = task_id;
-      run.graph_id = Must(store->GraphForTask(task_id, false));
-      run.config_json = "{}";
-      run_id = Must(store->CreateRun(run));
+      run_id = NewRun(*store, "t");
     }
     // Back to what Kestrel v1 wrote: no state column, no roofline, no calibrations.
     Exec(path,
@@ -308,12 +313,7 @@ TEST_SUITE("store") {
     const std::string whole = R"({"exhausted":[3],"home":[[1,0]]})";  // a state saved whole, as v10 did
     {
       auto store = Must(Store::Open(path));
-      const auto task_id = Must(store->UpsertTask(testing::MakeTask("triad")));
-      RunRecord run;
-      run.task_id = task_id;
-      run.graph_id = Must(store->GraphForTask(task_id, false));
-      run.config_json = "{}";
-      run_id = Must(store->CreateRun(run));
+      run_id = NewRun(*store, "triad");
       Must(store->SaveRunState(run_id, whole));
     }
     Exec(path, "DROP TABLE strategy_journal; PRAGMA user_version = 10;");
@@ -351,12 +351,7 @@ TEST_SUITE("store") {
     std::int64_t run_id = 0;
     {
       auto store = Must(Store::Open(path));
-      const auto task_id = Must(store->UpsertTask(testing::MakeTask("triad")));
-      RunRecord run;
-      run.task_id = task_id;
-      run.graph_id = Must(store->GraphForTask(task_id, false));
-      run.config_json = "{}";
-      run_id = Must(store->CreateRun(run));
+      run_id = NewRun(*store, "triad");
     }
     Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 8;");
     auto store = Must(Store::Open(path));
