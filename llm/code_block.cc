@@ -113,13 +113,34 @@ bool DefinesFunction(std::string_view code, std::string_view entry) {
   return false;
 }
 
-Result<std::string> ExtractCode(std::string_view reply, std::string_view entry) {
+namespace {
+
+std::vector<Block> BlocksOf(std::string_view reply) {
   std::string text;
   text.reserve(reply.size());
   for (char c : reply) {
     if (c != '\r') text.push_back(c);
   }
-  const std::vector<Block> blocks = SplitBlocks(text);
+  return SplitBlocks(text);
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ExtractVariants(std::string_view reply, std::string_view entry, std::size_t limit) {
+  const std::vector<Block> blocks = BlocksOf(reply);
+  std::vector<std::string> variants;
+  for (const Block& block : blocks) {
+    if (variants.size() == limit) break;
+    if (block.closed && !IsBlank(block.code) && DefinesFunction(block.code, entry)) variants.push_back(block.code);
+  }
+  if (!variants.empty()) return variants;
+  auto only = ExtractCode(reply, entry);
+  if (!only) return Fail(only.error());
+  return std::vector<std::string>{std::move(*only)};
+}
+
+Result<std::string> ExtractCode(std::string_view reply, std::string_view entry) {
+  const std::vector<Block> blocks = BlocksOf(reply);
   if (blocks.empty()) return Fail(Error::NotFound("the reply has no fenced code block"));
   if (!blocks.back().closed) {
     return Fail(Error::InvalidArgument(

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 
@@ -18,6 +19,11 @@ namespace kestrel {
 // unterminated block (a truncated reply) or every block is empty. The message
 // says which, for the LLM call's record.
 Result<std::string> ExtractCode(std::string_view reply, std::string_view entry);
+
+// Every variant of a reply asked for several (LLM.md, "variants"): the code
+// of each non-empty block that defines `entry`, in the reply's order, at most
+// `limit`; when none does, ExtractCode's one block. Fails as ExtractCode does.
+Result<std::vector<std::string>> ExtractVariants(std::string_view reply, std::string_view entry, std::size_t limit);
 
 // Whether `code` contains a definition of the function `entry`:
 // `entry (...)` followed, after qualifiers such as const or noexcept, by `{`.

@@ -69,6 +69,7 @@ Status ParseMutator(const json& object, const std::string& origin, const std::st
     if (auto status = ParseLlmFields(fields, origin, out); !status) return status;
     fields.Number("combine_share", out.combine_share, 0.0, 1.0);
     fields.Boolean("plan", out.plan);
+    fields.Integer("variants", out.variants, 1, 8);
   }
   return fields.Finish();
 }
@@ -351,7 +352,7 @@ json ToJson(const RunConfig& config) {
     json entry = {{"kind", mutator.kind}, {"weight", mutator.weight}};
     if (mutator.kind == "llm") {
       entry.update(LlmFieldsJson(mutator));
-      entry.update({{"combine_share", mutator.combine_share}, {"plan", mutator.plan}});
+      entry.update({{"combine_share", mutator.combine_share}, {"plan", mutator.plan}, {"variants", mutator.variants}});
     }
     mutators.push_back(entry);
   }

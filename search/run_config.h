@@ -47,6 +47,11 @@ struct MutatorConfig {
   // Plan then implement: a first call asks for a short plan (purpose
   // "plan"), a second implements it (purpose "mutate").
   bool plan = false;
+  // Versions asked for per rewrite (1..8). With more than one, the reply's
+  // versions are ranked by the strategy's cost model of code features (model
+  // and portfolio; else kept in the reply's order): the first is built now,
+  // the rest when the parent is expanded again, without a call.
+  int variants = 1;
 };
 
 // The analysis model (issue 18): the llm fields of a MutatorConfig (provider,

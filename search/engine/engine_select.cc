@@ -34,14 +34,25 @@ std::string EventJson(const nlohmann::json& detail) {
 using engine::Clock;
 
 Status Engine::Impl::LoadGraph() {
-  std::function<void(const engine::GraphState::StoredKnobs&)> observe;
+  std::function<void(const engine::GraphState::StoredResult&)> observe;
+  // Final nodes without knobs, in id order: the advisor's source ranker
+  // reads the latest of them (SourceRanker::kWindow) once the graph is in.
+  std::vector<std::pair<NodeId, std::optional<double>>> without_knobs;
   if (advisor_) {
-    observe = [this](const engine::GraphState::StoredKnobs& node) {
-      advisor_->ObserveStored(node.node, *node.source, node.knobs_json, node.speedup);
+    observe = [this, &without_knobs](const engine::GraphState::StoredResult& node) {
+      if (node.knobs_json == "{}") {
+        without_knobs.emplace_back(node.node, node.speedup);
+      } else if (node.source != nullptr) {
+        advisor_->ObserveStored(node.node, *node.source, node.knobs_json, node.speedup);
+      }
     };
   }
   auto unfinished = state_.Load(observe);
   if (!unfinished) return Fail(unfinished.error());
+  const std::size_t window = std::min(without_knobs.size(), SourceRanker::kWindow);
+  for (auto it = without_knobs.end() - static_cast<std::ptrdiff_t>(window); it != without_knobs.end(); ++it) {
+    advisor_->Observe(it->first, state_.SharedSourceOf(it->first), {}, it->second, state_.MutationOf(it->first), false);
+  }
   pending_.assign(unfinished->begin(), unfinished->end());
   // The best of earlier runs is the incumbent until a result beats it.
   if (const auto best = BestTimedLocked(1); !best.empty()) incumbent_ = best[0];
@@ -61,7 +72,6 @@ std::vector<NodeId> Engine::Impl::BestTimedLocked(std::size_t k) const {
 void Engine::Impl::ObserveLocked(NodeId node, std::optional<double> speedup, bool live) {
   if (!advisor_) return;
   const KnobValues& knobs = state_.KnobsOf(node);
-  if (knobs.empty()) return;
   advisor_->Observe(node, state_.SharedSourceOf(node), knobs, speedup, state_.MutationOf(node), live);
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 // A run of nodes as the store handed it over, copied (the store reads the
 // next run into the same buffers while this one is built): each node's
-// knobs_at into `knobs`, and its source when `with_knobs` is told of it
+// knobs_at into `knobs`, and its source when `with_result` is told of it with knobs
 // (else nullptr).
 struct NodeRun {
   std::vector<NodeBrief> nodes;
@@ -77,8 +77,8 @@ struct FeedCloser {
 GraphState::GraphState(Store& store, std::int64_t graph_id, std::int64_t run_id, std::int64_t host_id)
     : store_(store), graph_id_(graph_id), run_id_(run_id), host_id_(host_id) {}
 
-Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const StoredKnobs&)>& with_knobs) {
-  // The nodes enter the graph, and `with_knobs` hears of them, as the store
+Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const StoredResult&)>& with_result) {
+  // The nodes enter the graph, and `with_result` hears of them, as the store
   // reads them: a large graph's on a thread of its own, which the store
   // hands them over to in runs, so that building overlaps the query; a small
   // one's (not worth a thread) here, after it.
@@ -95,14 +95,15 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
       stored.expansions = static_cast<int>(node.expansions);
       graph_.AddNode(stored);
       if (!IsFinal(node.status)) unfinished.push_back(node.id);
-      if (run.sources[i] != nullptr) {
-        with_knobs({node.id, node.status, stored.speedup, run.sources[i], run.KnobsOf(node)});
+      const std::string_view knobs = run.KnobsOf(node);
+      if (run.sources[i] != nullptr || (with_result && IsFinal(node.status) && knobs == "{}")) {
+        with_result({node.id, node.status, stored.speedup, run.sources[i], knobs});
       }
     }
   };
   NodeFeed feed;
   std::future<void> built;
-  // Each source's text, for the nodes `with_knobs` is told of: read on this
+  // Each source's text, for the nodes with knobs `with_result` is told of: read on this
   // thread (the store is this thread's), held in sources_ (whose values do
   // not move).
   std::vector<const std::shared_ptr<const std::string>*> source_of;
@@ -122,7 +123,7 @@ Result<std::vector<NodeId>> GraphState::Load(const std::function<void(const Stor
     source_of.resize(read.source_hashes.size());
     for (std::size_t i = 0; i < run.nodes.size(); ++i) {
       const NodeBrief& node = run.nodes[i];
-      if (!with_knobs || !IsFinal(node.status) || run.KnobsOf(node) == "{}" || !sourced) continue;
+      if (!with_result || !IsFinal(node.status) || run.KnobsOf(node) == "{}" || !sourced) continue;
       auto& source = source_of[node.source];
       if (source == nullptr) {
         const std::string& hash = read.source_hashes[node.source];

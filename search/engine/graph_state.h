@@ -61,21 +61,24 @@ class GraphState {
  public:
   GraphState(Store& store, std::int64_t graph_id, std::int64_t run_id, std::int64_t host_id);
 
-  // A stored node with knobs, as Load read it: for the knob advisor.
-  struct StoredKnobs {
+  // A stored final node, as Load read it: for the knob advisor (and its
+  // source ranker).
+  struct StoredResult {
     NodeId node = 0;
     NodeStatus status = NodeStatus::kProposed;
     std::optional<double> speedup;
-    const std::shared_ptr<const std::string>* source = nullptr;  // its text, shared
-    std::string_view knobs_json;
+    // Its text, shared; read only for a node with knobs (null for one
+    // without: a ranker reads the few it needs later, SharedSourceOf).
+    const std::shared_ptr<const std::string>* source = nullptr;
+    std::string_view knobs_json;  // "{}": no knobs
   };
   // Reads the task's graph: nodes, derivations, stored expansions. Calls
-  // `with_knobs` for every final node that has knob values, in id order. A
-  // large graph's nodes are added, and `with_knobs` called, on a thread of
-  // its own while the store reads the rest (`with_knobs` must not read the
-  // graph; it has returned for the last node when Load returns).
+  // `with_result` for every final node, in id order. A large graph's nodes
+  // are added, and `with_result` called, on a thread of its own while the
+  // store reads the rest (`with_result` must not read the graph; it has
+  // returned for the last node when Load returns).
   // Returns the nodes whose evaluation has not ended (proposed or built), in id order.
-  Result<std::vector<NodeId>> Load(const std::function<void(const StoredKnobs&)>& with_knobs = {});
+  Result<std::vector<NodeId>> Load(const std::function<void(const StoredResult&)>& with_result = {});
 
   const SearchGraph& graph() const { return graph_; }
   // The strategy's journal (search/strategies/strategy.h): with every run

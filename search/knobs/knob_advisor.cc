@@ -172,13 +172,30 @@ KnobAdvisor::Space* KnobAdvisor::SpaceOf(const std::string& source) {
 void KnobAdvisor::Observe(NodeId node, const std::string& source, const KnobValues& knobs,
                           std::optional<double> speedup, const std::string& mutation, bool live) {
   std::lock_guard lock(mutex_);
-  ObserveLocked(SpaceOf(source), node, knobs, speedup, mutation, live);
+  Space* space = SpaceOf(source);
+  if (space == nullptr) ranker_.Observe(node, source, speedup);
+  ObserveLocked(space, node, knobs, speedup, mutation, live);
 }
 
 void KnobAdvisor::Observe(NodeId node, const std::shared_ptr<const std::string>& source, const KnobValues& knobs,
                           std::optional<double> speedup, const std::string& mutation, bool live) {
   std::lock_guard lock(mutex_);
-  ObserveLocked(SpaceOf(source), node, knobs, speedup, mutation, live);
+  Space* space = SpaceOf(source);
+  if (space == nullptr) ranker_.Observe(node, *source, speedup);
+  ObserveLocked(space, node, knobs, speedup, mutation, live);
+}
+
+std::optional<std::vector<float>> KnobAdvisor::PredictSources(const std::vector<std::string_view>& sources) {
+  std::vector<std::string> texts;
+  std::vector<std::string_view> views;
+  texts.reserve(sources.size());
+  for (std::string_view source : sources) {
+    auto knobs = ParseKnobs(source);
+    texts.push_back(knobs && !knobs->empty() ? SubstituteKnobs(source, DefaultKnobs(*knobs)) : std::string(source));
+  }
+  for (const std::string& text : texts) views.emplace_back(text);
+  std::lock_guard lock(mutex_);
+  return ranker_.Predict(views);
 }
 
 void KnobAdvisor::ObserveStored(NodeId node, const std::shared_ptr<const std::string>& source,

@@ -22,6 +22,10 @@
 // word of the proposal's mutation ("knob" for a step), so lineage shows
 // where a winner came from and a resumed run credits the same technique.
 //
+// Sources without knobs (an LLM's rewrites) go to its SourceRanker, a cost
+// model over code features: PredictSources ranks the variants of one LLM
+// reply before any is built.
+//
 // Exact resume: the observations are kept by node id and the model is fitted
 // to them in id order (deterministically), so a resumed run that observes
 // the stored graph fits the same model; the bandit's window is saved (Save).
@@ -44,6 +48,7 @@
 #include "core/error.h"
 #include "graph/search_graph.h"
 #include "search/knobs/auc_bandit.h"
+#include "search/knobs/source_ranker.h"
 
 namespace kestrel {
 
@@ -65,7 +70,9 @@ class KnobAdvisor {
                std::optional<double> speedup, const std::string& mutation, bool live);
 
   // A stored node of a loaded graph (live false), its knobs as the store
-  // keeps them (KnobSpace::KeyOfStored): no knob values are built.
+  // keeps them (KnobSpace::KeyOfStored): no knob values are built. A
+  // source without knobs is ignored here: the engine hands the ranker the
+  // latest of those (SourceRanker::kWindow) with Observe.
   void ObserveStored(NodeId node, const std::shared_ptr<const std::string>& source, std::string_view knobs_json,
                      std::optional<double> speedup);
 
@@ -78,6 +85,11 @@ class KnobAdvisor {
   // nullopt when none is left (or the source declares no knobs).
   std::optional<Advice> Propose(const std::string& source, const KnobValues& parent, std::mt19937_64& rng,
                                 const std::function<bool(const KnobValues&)>& is_known);
+
+  // Predicted log speedups of sources not built yet (their knobs, if any,
+  // at their defaults), in their order; nullopt while the ranker has too few
+  // measured sources without knobs.
+  std::optional<std::vector<float>> PredictSources(const std::vector<std::string_view>& sources);
 
   // The technique a mutation names: its first word ("knob" -> "step").
   static std::string TechniqueOf(const std::string& mutation);
@@ -99,6 +111,7 @@ class KnobAdvisor {
   mutable std::mutex mutex_;
   Mode mode_;
   AucBandit bandit_;
+  SourceRanker ranker_;  // sources without knobs
   std::unordered_map<std::size_t, std::unique_ptr<Space>> spaces_;  // by std::hash of the source
   // Shared sources seen before (held, so that an address is never reused), and their space.
   std::unordered_map<const std::string*, std::pair<std::shared_ptr<const std::string>, Space*>> by_address_;

@@ -3,16 +3,20 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "llm/code_block.h"
 #include "search/engine/stop.h"
+#include "search/knobs/knob_advisor.h"
 #include "search/mutators/analyst.h"
 #include "search/mutators/direction_bandit.h"
 #include "search/mutators/paid_call.h"
@@ -38,6 +42,10 @@ LlmEndpoint EndpointFor(const MutatorConfig& config, std::string api_key) {
 namespace {
 
 constexpr char kRecommendationMark[] = "rec ";
+// A version of a reply that gave several: "llm:m:vectorize (version 2 of 3)".
+constexpr char kVariantMark[] = " (version ";
+// Versions waiting to be built, over all parents (they are saved with every result).
+constexpr std::size_t kWaitingLimit = 32;
 
 class LlmMutator final : public Mutator {
  public:
@@ -54,6 +62,8 @@ class LlmMutator final : public Mutator {
   }
 
   MutationResult Expand(const ParentView& parent, std::mt19937_64& rng, const IsKnown& is_known) override {
+    // A version an earlier reply made for this parent is built before a new call.
+    if (auto waiting = TakeWaiting(parent); waiting) return std::move(*waiting);
     // A combine is drawn from the expansion's generator only when one is
     // possible, so a run with combine_share 0 draws what it always did.
     if (config_.combine_share > 0 && !parent.partners.empty() &&
@@ -97,7 +107,8 @@ class LlmMutator final : public Mutator {
       input.plan = planned.plan;
       result = std::move(planned);
     }
-    MutationResult made = Call(WithGuidance(MutationPrompt(input), parent.human), "mutate", parent.id, parent.candidate, mutation, EdgeKind::kDerive, is_known);
+    input.variants = config_.variants;
+    MutationResult made = Call(WithGuidance(MutationPrompt(input), parent.human), "mutate", parent.id, parent.candidate, mutation, EdgeKind::kDerive, is_known, parent.advisor);
     Prepend(result, made);
     return made;
   }
@@ -116,9 +127,10 @@ class LlmMutator final : public Mutator {
   void OnResult(const ChildResult& child) override {
     const std::string prefix = "llm:" + config_.model + ":";
     if (child.mutation.rfind(prefix, 0) != 0) return;
+    std::string direction = child.mutation.substr(prefix.size());
+    direction = direction.substr(0, direction.find(kVariantMark));
     std::lock_guard lock(mutex_);
-    bandit_.Credit(child.mutation.substr(prefix.size()),
-                   DirectionReward(child.outcome, child.speedup, child.parent_speedup));
+    bandit_.Credit(direction, DirectionReward(child.outcome, child.speedup, child.parent_speedup));
   }
 
   std::string SaveState() const override {
@@ -126,7 +138,22 @@ class LlmMutator final : public Mutator {
     nlohmann::json followed = nlohmann::json::array();
     for (const auto& [node, count] : followed_) followed.push_back({node, count});
     std::sort(followed.begin(), followed.end());
-    return nlohmann::json{{"bandit", bandit_.Save()}, {"followed", followed}}.dump();
+    nlohmann::json state{{"bandit", bandit_.Save()}, {"followed", followed}};
+    if (!waiting_.empty()) {
+      nlohmann::json waiting = nlohmann::json::array();
+      for (const auto& [parent, versions] : waiting_) {
+        for (const Waiting& version : versions) {
+          waiting.push_back({{"parent", parent},
+                             {"source", version.candidate.source},
+                             {"knobs", version.candidate.knobs},
+                             {"toolchain", version.candidate.toolchain},
+                             {"flags", version.candidate.flags},
+                             {"mutation", version.mutation}});
+        }
+      }
+      state["waiting"] = std::move(waiting);
+    }
+    return state.dump();
   }
 
   Status RestoreState(const std::string& saved) override {
@@ -136,9 +163,22 @@ class LlmMutator final : public Mutator {
       for (const nlohmann::json& entry : state.at("followed")) {
         followed[entry.at(0).get<NodeId>()] = entry.at(1).get<std::size_t>();
       }
+      std::map<NodeId, std::vector<Waiting>> waiting;
+      if (state.contains("waiting")) {
+        for (const nlohmann::json& entry : state.at("waiting")) {
+          Waiting version;
+          version.candidate.source = entry.at("source").get<std::string>();
+          version.candidate.knobs = entry.at("knobs").get<KnobValues>();
+          version.candidate.toolchain = entry.at("toolchain").get<std::string>();
+          version.candidate.flags = entry.at("flags").get<std::vector<std::string>>();
+          version.mutation = entry.at("mutation").get<std::string>();
+          waiting[entry.at("parent").get<NodeId>()].push_back(std::move(version));
+        }
+      }
       std::lock_guard lock(mutex_);
       if (auto restored = bandit_.Restore(state.at("bandit")); !restored) return restored;
       followed_ = std::move(followed);
+      waiting_ = std::move(waiting);
     } catch (const nlohmann::json::exception& error) {
       return Fail(Error::Corruption(std::string("the llm mutator's saved state: ") + error.what()));
     }
@@ -203,7 +243,8 @@ class LlmMutator final : public Mutator {
   // Sends `request` and turns the reply into a proposal derived from `parent`.
   // A plan's reply is text: it is taken as it is, no code is looked for.
   MutationResult Call(const LlmRequest& request, const std::string& purpose, NodeId parent_id, const Candidate& parent,
-                      const std::string& mutation, EdgeKind edge_kind, const IsKnown& is_known) {
+                      const std::string& mutation, EdgeKind edge_kind, const IsKnown& is_known,
+                      const std::shared_ptr<KnobAdvisor>& advisor = nullptr) {
     MutationResult result;
     result.exhausted = false;  // a declined call may succeed next time
     if (stopped_.load()) {
@@ -239,6 +280,8 @@ class LlmMutator final : public Mutator {
       if (response.text.empty()) call.error = "empty plan";
       result.note = call.error;
       result.plan = response.text;
+    } else if (purpose == "mutate" && config_.variants > 1) {
+      TakeVersions(response.text, parent_id, parent, mutation, advisor, call, result);
     } else if (auto code = ExtractCode(response.text, context_.task->entry); !code) {
       call.error = "no usable code: " + code.error().message();
       result.note = call.error;
@@ -252,14 +295,98 @@ class LlmMutator final : public Mutator {
         proposal.candidate = Candidate{*code, DefaultKnobs(*knobs), parent.toolchain, parent.flags};
         proposal.mutation = mutation;
         proposal.edge_kind = edge_kind;
-        // A known identity still goes to the engine: it becomes a duplicate edge.
-        (void)is_known;
         result.proposal = std::move(proposal);
       }
     }
+    // A known identity still goes to the engine: it becomes a duplicate edge.
+    (void)is_known;
     if (context_.reviewer && (result.proposal || !result.plan.empty())) AskReviewer(parent_id, purpose, mutation, result);
     result.calls.push_back(std::move(call));
     return result;
+  }
+
+  // The versions of a reply that asked for several: each with good knob
+  // declarations becomes a candidate; the one the advisor predicts fastest
+  // (the first, without predictions) is the proposal, the rest wait for the
+  // parent's next expansions.
+  void TakeVersions(const std::string& reply, NodeId parent_id, const Candidate& parent, const std::string& mutation,
+                    const std::shared_ptr<KnobAdvisor>& advisor, LlmCallRecord& call, MutationResult& result) {
+    auto codes = ExtractVariants(reply, context_.task->entry, static_cast<std::size_t>(config_.variants));
+    if (!codes) {
+      call.error = "no usable code: " + codes.error().message();
+      result.note = call.error;
+      return;
+    }
+    std::vector<Waiting> versions;
+    std::vector<std::string> refused;
+    for (std::size_t i = 0; i < codes->size(); ++i) {
+      auto knobs = ParseKnobs((*codes)[i]);
+      if (!knobs) {
+        refused.push_back(fmt::format("version {}: bad knob declaration: {}", i + 1, knobs.error().message()));
+        continue;
+      }
+      versions.push_back({Candidate{std::move((*codes)[i]), DefaultKnobs(*knobs), parent.toolchain, parent.flags},
+                          fmt::format("{}{}{} of {})", mutation, kVariantMark, i + 1, codes->size())});
+    }
+    if (!refused.empty()) call.error = fmt::format("{} of {} versions refused: {}", refused.size(), codes->size(), fmt::join(refused, "; "));
+    if (versions.empty()) {
+      result.note = call.error;
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    std::vector<Waiting>& queue = waiting_[parent_id];
+    for (Waiting& version : versions) queue.push_back(std::move(version));
+    result.proposal = TakeBestLocked(parent_id, advisor);
+    // Bounded, so the saved state stays small: the oldest parents' versions
+    // go first (their replies stay in the stored calls).
+    std::size_t total = 0;
+    for (const auto& [id, waiting] : waiting_) total += waiting.size();
+    while (total > kWaitingLimit && waiting_.begin()->first != parent_id) {
+      total -= waiting_.begin()->second.size();
+      waiting_.erase(waiting_.begin());
+    }
+  }
+
+  // The next waiting version for `parent`, if any, as an expansion's result.
+  std::optional<MutationResult> TakeWaiting(const ParentView& parent) {
+    MutationResult result;
+    result.exhausted = false;
+    {
+      std::lock_guard lock(mutex_);
+      const auto found = waiting_.find(parent.id);
+      if (found == waiting_.end()) return std::nullopt;
+      result.proposal = TakeBestLocked(parent.id, parent.advisor);
+    }
+    if (!result.proposal) return std::nullopt;
+    if (context_.reviewer) AskReviewer(parent.id, "mutate", result.proposal->mutation, result);
+    return result;
+  }
+
+  // Takes the waiting version of `parent_id` predicted fastest (ties, or no
+  // predictions: the reply's order). Locked.
+  std::optional<Proposal> TakeBestLocked(NodeId parent_id, const std::shared_ptr<KnobAdvisor>& advisor) {
+    const auto found = waiting_.find(parent_id);
+    if (found == waiting_.end() || found->second.empty()) return std::nullopt;
+    std::vector<Waiting>& queue = found->second;
+    std::size_t best = 0;
+    std::optional<std::vector<float>> predicted;
+    if (advisor && queue.size() > 1) {
+      std::vector<std::string_view> sources;
+      for (const Waiting& version : queue) sources.emplace_back(version.candidate.source);
+      predicted = advisor->PredictSources(sources);
+      if (predicted) best = static_cast<std::size_t>(std::max_element(predicted->begin(), predicted->end()) - predicted->begin());
+    }
+    Proposal proposal;
+    proposal.candidate = std::move(queue[best].candidate);
+    proposal.mutation = queue[best].mutation;
+    if (predicted) {
+      // "... (version 2 of 3)" -> "... (version 2 of 3, 1.84x predicted)"
+      proposal.mutation.insert(proposal.mutation.size() - 1, fmt::format(", {:.2f}x predicted", std::exp((*predicted)[best])));
+    }
+    proposal.edge_kind = EdgeKind::kDerive;
+    queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(best));
+    if (queue.empty()) waiting_.erase(found);
+    return proposal;
   }
 
   // A person's verdict on a proposal or a plan (kestrel run --review): the
@@ -329,6 +456,12 @@ class LlmMutator final : public Mutator {
   DirectionBandit bandit_;
   // Per analysed parent: the recommendations its expansions followed so far.
   std::unordered_map<NodeId, std::size_t> followed_;
+  // Versions of replies not built yet, by parent (ids grow with age).
+  struct Waiting {
+    Candidate candidate;
+    std::string mutation;
+  };
+  std::map<NodeId, std::vector<Waiting>> waiting_;
 };
 
 }  // namespace

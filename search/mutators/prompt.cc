@@ -199,7 +199,20 @@ LlmRequest MutationPrompt(const MutationPromptInput& input) {
   std::string user = ParentContext(input) + DirectionSection(input);
   if (!input.plan.empty()) user += "\n## Plan to implement\n" + input.plan + "\n";
   user += "\n";
-  user += kOutputFormat;
+  if (input.variants > 1) {
+    user += fmt::format(
+        "## Output format\n"
+        "Answer with {} fenced code blocks (```cpp ... ```), each a different complete version of the kernel "
+        "file: includes, helpers and the entry function with the exact signature above. Make them differ in "
+        "the choices that decide speed (tile sizes, unroll factors, vector width, loop order), so that "
+        "measuring them tells which is right here; they are built in the order a cost model ranks them. "
+        "No other code blocks. You may declare tunable compile-time constants as knobs with a line "
+        "`// kestrel:knob NAME v1 v2 ...` (the first value is the default; the file is compiled with "
+        "-DNAME=value, so guard a default with #ifndef NAME).\n",
+        input.variants);
+  } else {
+    user += kOutputFormat;
+  }
   return UserRequest(std::move(user), input.max_tokens, input.temperature);
 }
 

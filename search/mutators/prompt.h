@@ -46,6 +46,9 @@ struct MutationPromptInput {
   std::size_t recommendations = 0;
   // Plan then implement: the plan the first call returned ("" none).
   std::string plan;
+  // Versions asked for (MutatorConfig::variants): above 1, the output format
+  // asks for that many different complete files, each in its own block.
+  int variants = 1;
   HostInfo host;
   int threads = 1;        // threads the evaluator allows
   int max_tokens = 16000;

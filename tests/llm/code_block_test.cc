@@ -81,6 +81,32 @@ TEST_SUITE("code_block") {
     CHECK(code.error().message().find("none defines `k`") != std::string::npos);
   }
 
+  TEST_CASE("ExtractVariants takes every block that defines the entry, in order, up to the limit") {
+    const std::string reply =
+        "Three versions:\n"
+        "```cpp\nvoid k(int n) { /* one */ }\n```\n"
+        "A helper on its own:\n```cpp\nk(4);\n```\n"
+        "```cpp\nvoid k(int n) { /* two */ }\n```\n"
+        "```\n\n```\n"
+        "~~~c++\r\nvoid k(int n) { /* three */ }\r\n~~~\r\n";
+    const auto all = ExtractVariants(reply, "k", 8);
+    REQUIRE(all.has_value());
+    REQUIRE(all->size() == 3);
+    CHECK((*all)[0] == "void k(int n) { /* one */ }\n");
+    CHECK((*all)[1] == "void k(int n) { /* two */ }\n");
+    CHECK((*all)[2] == "void k(int n) { /* three */ }\n");
+    const auto two = ExtractVariants(reply, "k", 2);
+    REQUIRE(two.has_value());
+    CHECK(two->size() == 2);
+    // No block defines the entry: ExtractCode's one block, or its error.
+    const auto only = ExtractVariants("```cpp\nint helper() { return 1; }\n```\n", "k", 4);
+    REQUIRE(only.has_value());
+    CHECK(only->size() == 1);
+    const auto none = ExtractVariants("No code today.", "k", 4);
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.error().message().find("no fenced code block") != std::string::npos);
+  }
+
   TEST_CASE("DefinesFunction tells a definition from a call or a longer name") {
     CHECK(DefinesFunction("void k(int a) { }", "k"));
     CHECK(DefinesFunction("extern \"C\" void k(int (*f)(int)) const\n{", "k"));

@@ -77,7 +77,8 @@ class FakeEvaluator final : public Evaluator {
     measurement.outcome = outcome_(candidate.knobs);
     switch (measurement.outcome) {
       case Outcome::kMeasured: {
-        measurement.speedup = speedup_(candidate.knobs);
+        measurement.speedup = source_speedup_ && candidate.knobs.empty() ? source_speedup_(candidate.source)
+                                                                         : speedup_(candidate.knobs);
         ShapeTiming timing;
         timing.shape = {{"n", 1000}};
         timing.reference_seconds = {1e-3, 1.1e-3, 0.9e-3};
@@ -129,6 +130,8 @@ class FakeEvaluator final : public Evaluator {
     return profile;
   }
   void EnableProfiles() { profiles_enabled_ = true; }
+  // A candidate without knobs (an LLM's rewrite) is judged by its source.
+  void JudgeSourcesWith(std::function<double(const std::string&)> speedup) { source_speedup_ = std::move(speedup); }
 
   // Hidden shapes: after FailHiddenShapes(f), a check draws one shape
   // {n: 77} and fails the candidates f names (`wrong`, "hidden shape: ...");
@@ -195,6 +198,7 @@ class FakeEvaluator final : public Evaluator {
   }
 
   SpeedupFunction speedup_;
+  std::function<double(const std::string&)> source_speedup_;
   OutcomeFunction outcome_;
   std::function<bool(const KnobValues&)> hidden_failure_;
   std::map<std::string, std::vector<std::uint64_t>> hidden_checks_;

@@ -188,7 +188,7 @@ TEST_SUITE("search") {
     }
     GraphState state(*f.store, f.graph_id, f.run_id, f.host_id);
     std::vector<std::pair<NodeId, std::optional<double>>> told;
-    const auto unfinished = Must(state.Load([&](const GraphState::StoredKnobs& node) {
+    const auto unfinished = Must(state.Load([&](const GraphState::StoredResult& node) {
       CHECK(**node.source == knob_source);
       told.emplace_back(node.node, node.speedup);
     }));

@@ -92,6 +92,18 @@ TEST_SUITE("run_config") {
     CHECK(llm.temperature == doctest::Approx(0.7));
     CHECK(llm.price_input_per_mtok == doctest::Approx(1.25));
     CHECK(llm.price_output_per_mtok == doctest::Approx(10.0));
+    CHECK(llm.variants == 1);  // one version per rewrite unless asked
+  }
+
+  TEST_CASE("an llm mutator's variants parse and round-trip") {
+    json document = ContractExample(true);
+    document["mutators"][1]["variants"] = 4;
+    auto config = ParseRunConfig(document, "run.json");
+    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    CHECK(config->mutators[1].variants == 4);
+    auto again = ParseRunConfig(ToJson(*config), "stored config");
+    REQUIRE_MESSAGE(again.has_value(), again.error().message());
+    CHECK(again->mutators[1].variants == 4);
   }
 
   TEST_CASE("ToJson and ParseRunConfig round-trip a full config") {
@@ -326,6 +338,10 @@ TEST_SUITE("run_config") {
     share_text["mutators"][1]["combine_share"] = "0.2";
     json plan_text = ContractExample(true);
     plan_text["mutators"][1]["plan"] = "yes";
+    json no_variants = ContractExample(true);
+    no_variants["mutators"][1]["variants"] = 0;
+    json many_variants = ContractExample(true);
+    many_variants["mutators"][1]["variants"] = 9;
     const Bad cases[] = {
         {"unknown top-level field", unknown_top, "budgt"},
         {"unknown nested field", With("/budget/tme", "1h"), "budget.tme"},
@@ -349,6 +365,8 @@ TEST_SUITE("run_config") {
         {"roofline above 1.5", With("/budget/roofline", 1.6), "budget.roofline"},
         {"roofline not a number", With("/budget/roofline", "90%"), "budget.roofline"},
         {"plan not a boolean", plan_text, "mutators[1].plan"},
+        {"variants of 0", no_variants, "mutators[1].variants"},
+        {"variants above 8", many_variants, "mutators[1].variants"},
         {"review speedup below 1", With("/review/speedup", 0.5), "review.speedup"},
         {"review speedup not a number", With("/review/speedup", "5x"), "review.speedup"},
         {"review roofline of zero", With("/review/roofline", 0.0), "review.roofline"},

@@ -1,0 +1,59 @@
+#include "search/knobs/source_ranker.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kestrel {
+
+void SourceRanker::Observe(NodeId node, std::string_view source, std::optional<double> speedup) {
+  const bool ok = speedup && *speedup > 0 && std::isfinite(*speedup);
+  if (observed_.size() == kWindow && node < observed_.front().node) return;
+  const auto at = std::lower_bound(observed_.begin(), observed_.end(), node,
+                                   [](const Observation& o, NodeId id) { return o.node < id; });
+  if (at != observed_.end() && at->node == node) return;
+  observed_.insert(at, {node, CodeFeatures(source), ok ? static_cast<float>(*speedup) : 0.0f});
+  if (ok) ++measured_;
+  if (observed_.size() > kWindow) {
+    if (observed_.front().speedup > 0) --measured_;
+    observed_.pop_front();
+  }
+  ++version_;
+}
+
+bool SourceRanker::Fit() {
+  if (measured_ < kMinToFit) return false;
+  // Refits whenever a result arrived (a fit of 2048 rows costs tens of
+  // milliseconds, an LLM call seconds), so the model is a function of the
+  // observations alone: a resumed run predicts what the live one did.
+  if (model_.Fitted() && version_ == fitted_to_) return true;
+  double worst = INFINITY;
+  for (const Observation& row : observed_) {
+    if (row.speedup > 0) worst = std::min(worst, std::log(static_cast<double>(row.speedup)));
+  }
+  if (!std::isfinite(worst)) return false;
+  std::vector<float> rows, targets;
+  rows.reserve(observed_.size() * kCodeFeatureCount);
+  for (const Observation& row : observed_) {
+    rows.insert(rows.end(), row.features.begin(), row.features.end());
+    // A failed source as twice as slow as the slowest measured one.
+    targets.push_back(static_cast<float>(row.speedup > 0 ? std::log(static_cast<double>(row.speedup)) : worst - std::log(2.0)));
+  }
+  if (!model_.Fit(rows, kCodeFeatureCount, targets)) return model_.Fitted();
+  fitted_to_ = version_;
+  return true;
+}
+
+std::optional<std::vector<float>> SourceRanker::Predict(const std::vector<std::string_view>& sources) {
+  if (!Fit()) return std::nullopt;
+  std::vector<float> rows;
+  rows.reserve(sources.size() * kCodeFeatureCount);
+  for (std::string_view source : sources) {
+    const CodeFeatureVector features = CodeFeatures(source);
+    rows.insert(rows.end(), features.begin(), features.end());
+  }
+  auto predicted = model_.Predict(rows, kCodeFeatureCount);
+  if (!predicted) return std::nullopt;
+  return std::move(*predicted);
+}
+
+}  // namespace kestrel
