@@ -47,6 +47,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -61,6 +62,7 @@
 #include "search/engine/engine.h"
 #include "search/run_session.h"
 #include "search/engine/stop.h"
+#include "search/knobs/source_ranker.h"
 #include "search/strategies/strategy.h"
 #include "store/store.h"
 
@@ -390,6 +392,74 @@ void BM_Efficiency(benchmark::State& state, const std::string& task, const std::
   state.counters["space"] = static_cast<double>(Spaces().at(task).size);
 }
 
+// Ranking an LLM reply's versions by code features (issue 17; the llm
+// mutator's `variants`), replayed on a measured knob space with every
+// configuration written out as a source without knobs (SubstituteKnobs: the
+// values become #define lines, as a rewrite's constants would be): each
+// "reply" is `versions` configurations drawn uniformly from those not built
+// yet; the SourceRanker (fitted to everything built so far) picks the one to
+// build, the others are dropped. versions 1 is uniform sampling. Counted:
+// builds to come within the target, and to the best.
+const Figures& RankedFiguresFor(const std::string& task, int versions) {
+  static std::map<std::pair<std::string, int>, Figures> cache;
+  const auto key = std::make_pair(task, versions);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const Space& space = Spaces().at(task);
+  struct Config {
+    std::string source;
+    Entry entry;
+  };
+  std::vector<Config> all;
+  for (const SourceFile& seed : space.task.seeds) {
+    for (const auto& [values, entry] : space.configs.at(seed.name)) {
+      KnobValues knobs;
+      std::istringstream words(values);
+      for (std::string word; words >> word;) knobs[word.substr(0, word.find('='))] = word.substr(word.find('=') + 1);
+      all.push_back({SubstituteKnobs(seed.text, knobs), entry});
+    }
+  }
+  const double threshold = GetOptions().target * space.best;
+  Figures figures;
+  for (int seed = 1; seed <= GetOptions().seeds; ++seed) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+    std::vector<std::size_t> unbuilt(all.size());
+    std::iota(unbuilt.begin(), unbuilt.end(), 0);
+    SourceRanker ranker;
+    std::optional<int> near, best;
+    for (int built = 1; !unbuilt.empty() && !best; ++built) {
+      std::shuffle(unbuilt.begin(), unbuilt.end(), rng);
+      const std::size_t drawn = std::min<std::size_t>(static_cast<std::size_t>(versions), unbuilt.size());
+      std::size_t chosen = 0;  // the reply's first
+      if (drawn > 1) {
+        std::vector<std::string_view> sources;
+        for (std::size_t i = 0; i < drawn; ++i) sources.emplace_back(all[unbuilt[i]].source);
+        if (auto predicted = ranker.Predict(sources)) {
+          chosen = static_cast<std::size_t>(std::max_element(predicted->begin(), predicted->end()) - predicted->begin());
+        }
+      }
+      const Config& config = all[unbuilt[chosen]];
+      unbuilt.erase(unbuilt.begin() + static_cast<std::ptrdiff_t>(chosen));
+      const bool measured = config.entry.outcome == Outcome::kMeasured;
+      ranker.Observe(static_cast<NodeId>(built), config.source,
+                     measured ? std::optional<double>(config.entry.speedup) : std::nullopt);
+      if (measured && !near && config.entry.speedup >= threshold) near = built;
+      if (measured && config.entry.speedup >= space.best) best = built;
+    }
+    figures.near.Add(near, space.size);
+    figures.best.Add(best, space.size);
+  }
+  return cache.emplace(key, std::move(figures)).first->second;
+}
+
+void BM_RankedVersions(benchmark::State& state, const std::string& task, int versions) {
+  for (auto _ : state) benchmark::DoNotOptimize(RankedFiguresFor(task, versions).near.evaluations.data());
+  const Figures& figures = RankedFiguresFor(task, versions);
+  state.counters["median_builds"] = figures.near.Median();
+  state.counters["reached"] = figures.near.reached;
+  state.counters["best_median_builds"] = figures.best.Median();
+  state.counters["best_max_builds"] = figures.best.Max();
+}
+
 // The cost of one selection on a large graph: a random tree of N nodes, half
 // of them measured; each iteration selects a parent and adds a measured child
 // of it, as a run does between two selections.
@@ -593,6 +663,15 @@ int Main(int argc, char** argv) {
     for (const auto& strategy : order) {
       benchmark::RegisterBenchmark(("BM_Efficiency/" + task + "/" + strategy).c_str(),
                                    [task, strategy](benchmark::State& state) { BM_Efficiency(state, task, strategy); })
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  for (const auto& [task, space] : Spaces()) {
+    if (space.size < 500) continue;
+    for (int versions : {1, 4, 8}) {
+      benchmark::RegisterBenchmark(("BM_RankedVersions/" + task + "/" + std::to_string(versions)).c_str(),
+                                   [task, versions](benchmark::State& state) { BM_RankedVersions(state, task, versions); })
           ->Iterations(1)
           ->Unit(benchmark::kMillisecond);
     }

@@ -14,8 +14,10 @@ enum Feature : std::size_t {
   kLines, kStatements, kForLoops, kBraceDepth, kLoopDepth, kOmpParallel, kOmpSimd, kUnrollPragmas, kUnrollFactor,
   kSse, kAvx, kAvx512, kFma, kRestrict, kAlignment, kPrefetch, kThreads, kVectorTypes, kShared, kBarriers,
   kShuffles, kLdg, kTensorCores, kHalf, kConstexpr, kLiterals,  // kLiterals: the first of 8 buckets
+  kConstants = kLiterals + 8,                                   // the first of kConstantSlots
 };
-static_assert(kLiterals + 8 == kCodeFeatureCount);
+constexpr std::size_t kConstantSlots = 16;
+static_assert(kConstants + kConstantSlots == kCodeFeatureCount);
 
 constexpr std::string_view kNames[kCodeFeatureCount] = {
     "lines_log2",     "statements_log2", "for_loops",      "brace_depth",    "loop_depth",     "omp_parallel",
@@ -24,6 +26,25 @@ constexpr std::string_view kNames[kCodeFeatureCount] = {
     "cuda_shared",    "barriers",        "shuffles",       "ldg",            "tensor_cores",   "half_types",
     "constexpr",      "literal_2_3",     "literal_4_7",    "literal_8_15",   "literal_16_31",  "literal_32_63",
     "literal_64_127", "literal_128_255", "literal_256_up",
+    "constant_0",     "constant_1",      "constant_2",     "constant_3",     "constant_4",     "constant_5",
+    "constant_6",     "constant_7",      "constant_8",     "constant_9",     "constant_10",    "constant_11",
+    "constant_12",    "constant_13",     "constant_14",    "constant_15",
+};
+
+// Named integer constants, the first definition of each name.
+class Constants {
+ public:
+  void Define(std::string_view name, std::int64_t value, CodeFeatureVector& out) {
+    if (value < 0 || std::find(names_.begin(), names_.end(), name) != names_.end()) return;
+    names_.emplace_back(name);
+    // FNV-1a: the same slot on every host and build.
+    std::uint64_t hash = 1469598103934665603ull;
+    for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    out[kConstants + hash % kConstantSlots] += static_cast<float>(std::log2(2.0 + static_cast<double>(value)));
+  }
+
+ private:
+  std::vector<std::string> names_;
 };
 
 bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
@@ -115,10 +136,30 @@ void CountIdentifier(std::string_view word, CodeFeatureVector& out) {
 
 // A preprocessor line: pragmas counted; an #include's text is not code.
 // Returns whether the rest of the line is scanned as code.
-bool CountDirective(std::string_view line, CodeFeatureVector& out) {
+bool CountDirective(std::string_view line, Constants& constants, CodeFeatureVector& out) {
   std::size_t at = line.find_first_not_of(" \t#");
   const std::string_view rest = at == std::string_view::npos ? std::string_view() : line.substr(at);
   if (StartsWith(rest, "include")) return false;
+  if (StartsWith(rest, "define")) {
+    // #define NAME 64
+    std::string_view words = rest.substr(6);
+    const std::size_t name_at = words.find_first_not_of(" \t");
+    if (name_at != std::string_view::npos && IsIdentStart(words[name_at])) {
+      std::size_t name_end = name_at;
+      while (name_end < words.size() && IsIdentChar(words[name_end])) ++name_end;
+      const std::size_t value_at = words.find_first_not_of(" \t", name_end);
+      if (value_at != std::string_view::npos && name_end < words.size() && words[name_end] != '(') {
+        std::size_t value_end = value_at;
+        while (value_end < words.size() && (IsIdentChar(words[value_end]) || words[value_end] == '\'')) ++value_end;
+        if (words.find_first_not_of(" \t\r", value_end) == std::string_view::npos &&
+            std::isdigit(static_cast<unsigned char>(words[value_at]))) {
+          constants.Define(words.substr(name_at, name_end - name_at),
+                           IntegerLiteral(words.substr(value_at, value_end - value_at)), out);
+        }
+      }
+    }
+    return true;
+  }
   if (!StartsWith(rest, "pragma")) return true;
   if (Contains(rest, "omp")) {
     if (Contains(rest, "parallel")) out[kOmpParallel] += 1;
@@ -150,13 +191,15 @@ CodeFeatureVector CodeFeatures(std::string_view source) {
   std::size_t max_loops = 0;
   bool loop_header = false;  // after `for`/`while`, before its body's brace
   int header_parens = 0;
+  bool constant_declaration = false;  // after const or constexpr, before the statement's end
+  Constants constants;
   for (std::size_t line_start = 0; line_start < code.size();) {
     std::size_t line_end = code.find('\n', line_start);
     if (line_end == std::string::npos) line_end = code.size();
     std::string_view line(code.data() + line_start, line_end - line_start);
     if (line.find_first_not_of(" \t\r") != std::string_view::npos) ++lines;
     const std::size_t first = line.find_first_not_of(" \t");
-    if (first != std::string_view::npos && line[first] == '#' && !CountDirective(line, out)) {
+    if (first != std::string_view::npos && line[first] == '#' && !CountDirective(line, constants, out)) {
       line_start = line_end + 1;
       continue;
     }
@@ -167,6 +210,22 @@ CodeFeatureVector CodeFeatures(std::string_view source) {
         while (end < line.size() && IsIdentChar(line[end])) ++end;
         const std::string_view word = line.substr(i, end - i);
         CountIdentifier(word, out);
+        if (word == "const" || word == "constexpr") constant_declaration = true;
+        if (constant_declaration) {
+          // NAME = 64; (or , or } after the literal)
+          std::size_t at = line.find_first_not_of(" \t", end);
+          if (at != std::string_view::npos && line[at] == '=' && (at + 1 == line.size() || line[at + 1] != '=')) {
+            const std::size_t value_at = line.find_first_not_of(" \t", at + 1);
+            if (value_at != std::string_view::npos && std::isdigit(static_cast<unsigned char>(line[value_at]))) {
+              std::size_t value_end = value_at;
+              while (value_end < line.size() && (IsIdentChar(line[value_end]) || line[value_end] == '\'')) ++value_end;
+              const std::size_t after = line.find_first_not_of(" \t", value_end);
+              if (after != std::string_view::npos && (line[after] == ';' || line[after] == ',' || line[after] == '}')) {
+                constants.Define(word, IntegerLiteral(line.substr(value_at, value_end - value_at)), out);
+              }
+            }
+          }
+        }
         if (word == "for" || word == "while") {
           if (word == "for") out[kForLoops] += 1;
           loop_header = true;
@@ -184,6 +243,7 @@ CodeFeatureVector CodeFeatures(std::string_view source) {
       } else {
         if (c == '(' && loop_header) ++header_parens;
         if (c == ')' && loop_header) --header_parens;
+        if (c == ';' || c == '{' || c == ')') constant_declaration = false;
         if (c == ';' && !(loop_header && header_parens > 0)) {
           ++statements;
           if (loop_header && header_parens == 0) loop_header = false;  // a body of one statement

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <regex>
 
 #include "search/engine/budget.h"
@@ -116,6 +117,39 @@ void k(const float* __restrict a, float* __restrict b, long n) {
     const CodeFeatureVector substituted = CodeFeatures(SubstituteKnobs(knobbed, {{"TILE", "128"}}));
     CHECK(Feature(substituted, "literal_128_255") == 1);
     CHECK(Feature(substituted, "literal_16_31") == 0);
+  }
+
+  TEST_CASE("named integer constants are read by name: the same name lands in the same slot, the first definition counts") {
+    const auto slots = [](const CodeFeatureVector& f) {
+      std::vector<float> values;
+      for (std::size_t i = 0; i < kCodeFeatureCount; ++i) {
+        if (CodeFeatureName(i).substr(0, 9) == "constant_") values.push_back(f[i]);
+      }
+      return values;
+    };
+    const std::string a = "#define TILE 64\nconstexpr int kUnroll = 4;\nstatic const long kSteps = 0;\nvoid k() {}\n";
+    const std::string b = "#define TILE 128\nconstexpr int kUnroll = 4;\nstatic const long kSteps = 0;\nvoid k() {}\n";
+    const std::vector<float> first = slots(CodeFeatures(a)), second = slots(CodeFeatures(b));
+    REQUIRE(first.size() == 16);
+    float total = 0;
+    int differ = 0;
+    for (std::size_t i = 0; i < first.size(); ++i) {
+      total += first[i];
+      if (first[i] != second[i]) {
+        ++differ;
+        CHECK(second[i] - first[i] == doctest::Approx(std::log2(130.0) - std::log2(66.0)));
+      }
+    }
+    CHECK(differ == 1);  // only TILE's slot moved
+    CHECK(total == doctest::Approx(std::log2(66.0) + std::log2(6.0) + 1.0));
+    // Not constants: a comparison, a function-like macro, a computed value, a default argument.
+    const std::string none =
+        "#define SQ(x) ((x) * (x))\nconst int kN = sizeof(float);\nvoid k(const int n = 4) { if (n == 3) {} }\n";
+    for (float slot : slots(CodeFeatures(none))) CHECK(slot == 0);
+    // A knob's substituted value comes first and wins over its #ifndef default.
+    const std::string knobbed = "// kestrel:knob TILE 16 128\n#ifndef TILE\n#define TILE 16\n#endif\nvoid k() {}\n";
+    const std::vector<float> substituted = slots(CodeFeatures(SubstituteKnobs(knobbed, {{"TILE", "128"}})));
+    CHECK(std::accumulate(substituted.begin(), substituted.end(), 0.0f) == doctest::Approx(std::log2(130.0)));
   }
 
   TEST_CASE("every feature has a distinct name") {
