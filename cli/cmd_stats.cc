@@ -1,7 +1,7 @@
 // kestrel stats [--run ID] [--json]: per direction category (a bandit
 // direction, a recommendation of the analysis, knob moves, combines, fixes)
 // the children made, how many beat their parent, how many failed and the
-// mean gain over the parent; for one run, or for every graph of the database.
+// mean gain over the parent, and how well a cost model's predictions matched; for one run, or for every graph of the database.
 
 #include <iostream>
 #include <memory>
@@ -66,7 +66,10 @@ void AddStatsCommand(CLI::App& app, Cli& cli) {
                             {"successes", row.successes},
                             {"failures", row.failures},
                             {"pending", row.pending},
-                            {"mean_gain", row.gains > 0 ? nlohmann::json(row.mean_gain) : nlohmann::json()}});
+                            {"mean_gain", row.gains > 0 ? nlohmann::json(row.mean_gain) : nlohmann::json()},
+                            {"predicted", row.predicted},
+                            {"rank_correlation", row.rank_correlation ? nlohmann::json(*row.rank_correlation) : nlohmann::json()},
+                            {"median_error", row.median_error ? nlohmann::json(*row.median_error) : nlohmann::json()}});
       }
       std::cout << document.dump(2) << "\n";
       return;
@@ -75,10 +78,17 @@ void AddStatsCommand(CLI::App& app, Cli& cli) {
       std::cout << "no mutations yet\n";
       return;
     }
-    Table table({"direction", "tries", "faster", "failed", "pending", "mean gain"});
+    Table table({"direction", "tries", "faster", "failed", "pending", "mean gain", "predicted (rank corr., median error)"});
     for (const DirectionStats& row : *rows) {
+      std::string predicted = "-";
+      if (row.predicted > 0) {
+        predicted = fmt::format("{} ({}, {:.0f}%)", row.predicted,
+                                row.rank_correlation ? fmt::format("{:+.2f}", *row.rank_correlation) : "-",
+                                100.0 * row.median_error.value_or(0.0));
+      }
       table.Add({row.category, std::to_string(row.tries), std::to_string(row.successes), std::to_string(row.failures),
-                 std::to_string(row.pending), row.gains > 0 ? fmt::format("{:+.1f}%", 100.0 * row.mean_gain) : "-"});
+                 std::to_string(row.pending), row.gains > 0 ? fmt::format("{:+.1f}%", 100.0 * row.mean_gain) : "-",
+                 predicted});
     }
     table.Print(std::cout);
   });

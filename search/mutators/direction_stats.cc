@@ -1,6 +1,9 @@
 #include "search/mutators/direction_stats.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
 #include <map>
 #include <unordered_map>
 
@@ -9,6 +12,10 @@
 namespace kestrel {
 
 std::string DirectionCategory(std::string_view mutation) {
+  // One of a reply's versions (the llm mutator's variants): its direction's.
+  if (const std::size_t version = mutation.find(" (version "); version != std::string_view::npos && mutation.starts_with("llm:")) {
+    mutation = mutation.substr(0, version);
+  }
   if (mutation.starts_with("knob ")) return "knob";
   // The knob advisor's techniques (search/knobs/knob_advisor.h).
   for (const char* technique : {"model (", "restart: ", "multi: ", "cross with "}) {
@@ -31,12 +38,62 @@ std::string DirectionCategory(std::string_view mutation) {
   return std::string(mutation.substr(0, mutation.find_first_of(" :")));
 }
 
+std::optional<double> PredictedSpeedup(std::string_view mutation) {
+  const std::size_t mark = mutation.find("x predicted");
+  if (mark == std::string_view::npos) return std::nullopt;
+  std::size_t begin = mark;
+  while (begin > 0 && (std::isdigit(static_cast<unsigned char>(mutation[begin - 1])) || mutation[begin - 1] == '.')) --begin;
+  if (begin == mark) return std::nullopt;
+  try {
+    const double value = std::stod(std::string(mutation.substr(begin, mark - begin)));
+    return value > 0 ? std::optional<double>(value) : std::nullopt;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+// Ranks from 1, ties at their mean rank.
+std::vector<double> Ranks(const std::vector<double>& values) {
+  std::vector<std::size_t> order(values.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+  std::vector<double> ranks(values.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]]) ++j;
+    for (std::size_t k = i; k <= j; ++k) ranks[order[k]] = (static_cast<double>(i + j) / 2.0) + 1.0;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+// Spearman's correlation: Pearson's over the ranks; nullopt when either side is constant.
+std::optional<double> Spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::vector<double> rx = Ranks(x), ry = Ranks(y);
+  const double n = static_cast<double>(x.size());
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) mx += rx[i] / n, my += ry[i] / n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sxy += (rx[i] - mx) * (ry[i] - my);
+    sxx += (rx[i] - mx) * (rx[i] - mx);
+    syy += (ry[i] - my) * (ry[i] - my);
+  }
+  if (sxx <= 0 || syy <= 0) return std::nullopt;
+  return sxy / std::sqrt(sxx * syy);
+}
+
+}  // namespace
+
 std::vector<DirectionStats> ComputeDirectionStats(const std::vector<NodeRecord>& nodes,
                                                   const std::vector<EdgeRecord>& edges,
                                                   std::optional<std::int64_t> run) {
   std::unordered_map<std::int64_t, const NodeRecord*> by_id;
   for (const NodeRecord& node : nodes) by_id[node.id] = &node;
   std::map<std::string, DirectionStats> stats;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> predictions;  // predicted, measured
   for (const EdgeRecord& edge : edges) {
     if (edge.kind != EdgeKind::kDerive && edge.kind != EdgeKind::kFix) continue;
     if (run && edge.run_id != *run) continue;
@@ -52,11 +109,28 @@ std::vector<DirectionStats> ComputeDirectionStats(const std::vector<NodeRecord>&
       ++entry.pending;
     } else if (made.status != NodeStatus::kMeasured) {
       ++entry.failures;
-    } else if (made.speedup && parent->second->speedup && *parent->second->speedup > 0) {
-      const double gain = *made.speedup / *parent->second->speedup - 1.0;
-      if (gain > 0) ++entry.successes;
-      entry.mean_gain += (gain - entry.mean_gain) / static_cast<double>(++entry.gains);
+    } else {
+      if (made.speedup && parent->second->speedup && *parent->second->speedup > 0) {
+        const double gain = *made.speedup / *parent->second->speedup - 1.0;
+        if (gain > 0) ++entry.successes;
+        entry.mean_gain += (gain - entry.mean_gain) / static_cast<double>(++entry.gains);
+      }
+      if (const auto predicted = PredictedSpeedup(edge.mutation); predicted && made.speedup) {
+        auto& [expected, got] = predictions[category];
+        expected.push_back(*predicted);
+        got.push_back(*made.speedup);
+      }
     }
+  }
+  for (auto& [category, pairs] : predictions) {
+    DirectionStats& entry = stats[category];
+    const auto& [expected, got] = pairs;
+    entry.predicted = static_cast<std::int64_t>(expected.size());
+    if (expected.size() >= 3) entry.rank_correlation = Spearman(expected, got);
+    std::vector<double> errors;
+    for (std::size_t i = 0; i < expected.size(); ++i) errors.push_back(std::abs(got[i] / expected[i] - 1.0));
+    std::nth_element(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2), errors.end());
+    entry.median_error = errors[errors.size() / 2];
   }
   std::vector<DirectionStats> list;
   for (auto& [category, entry] : stats) list.push_back(entry);

@@ -270,6 +270,9 @@ TEST_SUITE("cli") {
       CHECK(row.at("failures") == 0);
       CHECK(row.at("successes").get<int>() <= row.at("tries").get<int>());
       CHECK(row.at("mean_gain").is_number());
+      // What the model predicted, where the mutation says it: at most one per measured child.
+      CHECK(row.at("predicted").get<int>() <= row.at("tries").get<int>());
+      if (row.at("category") == "knob model") CHECK(row.at("predicted").get<int>() == row.at("tries").get<int>());
       tries += row.at("tries").get<int>();
     }
     CHECK(tries == 5);
