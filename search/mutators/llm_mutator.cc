@@ -370,7 +370,7 @@ class LlmMutator final : public Mutator {
     std::vector<Waiting>& queue = found->second;
     std::size_t best = 0;
     std::optional<std::vector<float>> predicted;
-    if (advisor && queue.size() > 1) {
+    if (advisor) {  // one left is predicted too: its mutation says what the model expected
       std::vector<std::string_view> sources;
       for (const Waiting& version : queue) sources.emplace_back(version.candidate.source);
       predicted = advisor->PredictSources(sources);
