@@ -8,7 +8,9 @@
 // differently, as one sampling at a temperature does; a call lost to a kill
 // was never recorded, so asking it again gets the same answer). So any
 // difference in what the engine asks shows as a different search; each
-// reply waits a little, so that kills land mid-call.
+// reply waits a little, so that kills land mid-call. A third search asks for
+// three versions per call (variants), ranked by the model strategy's code
+// model, the others waiting in the mutator's saved state.
 
 #include <doctest.h>
 #include <signal.h>
@@ -99,8 +101,26 @@ class PromptProvider {
       }
       case 3: return kernel("fake:broken");
       case 4: return kernel("fake:wrong");
-      default: return kernel("fake:speed " + std::to_string(10 + hash / 10 % 20).insert(1, "."));
+      default:
+        if (prompt.find("Answer with 3 fenced code blocks") != std::string::npos) return Versions(hash);
+        return kernel("fake:speed " + std::to_string(10 + hash / 10 % 20).insert(1, "."));
     }
+  }
+
+  // A reply to a prompt asking for 3 versions (the llm mutator's variants):
+  // three kernels without knobs whose speed follows their unroll constant, so
+  // that the ranker of the model strategy has something to learn.
+  static std::string Versions(std::size_t hash) {
+    std::string reply;
+    for (int v = 0; v < 3; ++v) {
+      const int unroll = 1 << ((hash / 7 + static_cast<std::size_t>(v) * 3) % 5);
+      reply += "```cpp\n// fake:speed " + std::to_string(10 + unroll).insert(1, ".") + "\n// version " +
+               std::to_string(hash % 100000) + "-" + std::to_string(v) +
+               "\n#include <cstdint>\nconstexpr int kUnroll = " + std::to_string(unroll) +
+               ";\nvoid axpy(const float* x, float* y, int64_t n) {\n"
+               "  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;\n}\n```\n";
+    }
+    return reply;
   }
 
   const Workspace& workspace_;
@@ -110,13 +130,14 @@ class PromptProvider {
 };
 
 std::string WriteConfig(Workspace& workspace, const std::string& base_url, const std::string& strategy,
-                        bool with_knobs) {
+                        bool with_knobs, int variants = 1) {
   ::setenv(kKeyEnv, "sk-resume-test", 1);
   ::setenv("NO_PROXY", "127.0.0.1", 1);
   ::setenv("no_proxy", "127.0.0.1", 1);
   json mutators = json::array();
   mutators.push_back({{"kind", "llm"}, {"provider", "openai"}, {"model", "prompt-model"}, {"base_url", base_url},
-                      {"api_key_env", kKeyEnv}, {"timeout_s", 20}, {"max_tokens", 1000}, {"weight", 3}});
+                      {"api_key_env", kKeyEnv}, {"timeout_s", 20}, {"max_tokens", 1000}, {"weight", 3},
+                      {"variants", variants}});
   if (with_knobs) mutators.push_back({{"kind", "knob"}, {"weight", 1}});
   const json config = {
       {"task", "prop"},
@@ -193,17 +214,21 @@ TEST_SUITE("cli resume") {
     struct Case {
       std::string strategy;
       bool with_knobs;
+      int variants = 1;
     };
-    int duplicates = 0, combines = 0, fixes = 0;  // over both searches
-    for (const Case& c : {Case{"graph-ucb", false}, Case{"model", true}}) {
+    int duplicates = 0, combines = 0, fixes = 0, waited = 0, ranked = 0;  // over the searches
+    // The third: three versions per reply, ranked by the model's code
+    // features; those not built first wait (saved with the mutator's state).
+    for (const Case& c : {Case{"graph-ucb", false}, Case{"model", true}, Case{"model", false, 3}}) {
       CAPTURE(c.strategy);
+      CAPTURE(c.variants);
       // The marker task's command evaluator does not calibrate: each database starts as the run makes it.
       Workspace alone(testing::Calibrate::kInRun), killed(testing::Calibrate::kInRun);
       testing::WritePropTask(alone);
       testing::WritePropTask(killed);
       PromptProvider alone_provider(alone), killed_provider(killed);
 
-      const Exec whole = Workspace::Wait(alone.Spawn({"run", WriteConfig(alone, alone_provider.BaseUrl(), c.strategy, c.with_knobs),
+      const Exec whole = Workspace::Wait(alone.Spawn({"run", WriteConfig(alone, alone_provider.BaseUrl(), c.strategy, c.with_knobs, c.variants),
                                                       "--quiet", "--json"}));
       INFO("uninterrupted: " << whole.err);
       REQUIRE(whole.code == 0);
@@ -221,8 +246,10 @@ TEST_SUITE("cli resume") {
       fixes += static_cast<int>(count("edge", "fix"));
       duplicates += json::parse(whole.out).at("duplicates").get<int>();
       combines += static_cast<int>(count("node", "combine #"));
+      waited += static_cast<int>(count("node", "(version 2 of 3") + count("node", "(version 3 of 3"));
+      ranked += static_cast<int>(count("node", "x predicted)"));
 
-      const std::string config = WriteConfig(killed, killed_provider.BaseUrl(), c.strategy, c.with_knobs);
+      const std::string config = WriteConfig(killed, killed_provider.BaseUrl(), c.strategy, c.with_knobs, c.variants);
       int kills = 0;
       for (int session = 0; session < 10; ++session) {
         const bool started = !Query(killed, "SELECT id FROM runs").empty();
@@ -272,6 +299,8 @@ TEST_SUITE("cli resume") {
     CHECK(duplicates > 0);
     CHECK(fixes > 0);     // fix rounds across a kill
     CHECK(combines > 0);  // LLM combines of two parents resume too
+    CHECK(waited > 0);    // versions built after the first of their reply
+    CHECK(ranked > 0);    // and versions ranked by the code model
   }
 }
 

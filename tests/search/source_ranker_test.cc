@@ -358,6 +358,32 @@ TEST_SUITE("llm variants in a search") {
     REQUIRE(first_after_resume);
     CHECK(first_after_resume->mutation.find("x predicted)") != std::string::npos);
   }
+
+  TEST_CASE("versions waiting when a run stops are built by its resumed session without a call") {
+    // Every version (unroll 1: 1.0x) is slower than the seed (1.14x), so
+    // greedy keeps expanding the seed: the first session builds the seed and
+    // the reply's first version, the resumed one the other two.
+    ScriptedServer server({Versions({Version(1, 1, 8), Version(2, 1, 16), Version(3, 1, 32)}),
+                           Versions({Version(4, 1, 64), Version(5, 1, 128), Version(6, 1, 256)})});
+    testing::Harness harness;
+    testing::FakeEvaluator evaluator(Speedup, OutcomeOf);
+    evaluator.JudgeSourcesWith(VersionSpeedup);
+    RunConfig config = SearchConfig(server);
+    config.strategy.name = "greedy";
+    config.mutators[0].combine_share = 0;
+    config.mutators[0].variants = 3;
+    config.budget.evaluations = 2;
+    Must(harness.Run(evaluator, config));
+    REQUIRE(server.seen().size() == 1);
+    config.budget.evaluations = 4;
+    Must(harness.Resume(evaluator, config));
+    CHECK(server.seen().size() == 1);  // the resumed session asked nothing
+    std::vector<std::string> made;
+    for (const NodeRecord& node : harness.Nodes()) {
+      if (node.mutation.rfind("llm:", 0) == 0) made.push_back(node.mutation.substr(node.mutation.find(" (version")));
+    }
+    CHECK(made == std::vector<std::string>{" (version 1 of 3)", " (version 2 of 3)", " (version 3 of 3)"});
+  }
 }
 
 }  // namespace
