@@ -2,6 +2,8 @@
 
 #include <xgboost/c_api.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace kestrel {
@@ -26,6 +28,20 @@ constexpr const char* kParams[][2] = {
 };
 
 }  // namespace
+
+std::vector<float> LogSpeedupTargets(const std::vector<float>& speedups) {
+  double worst = INFINITY;
+  for (float speedup : speedups) {
+    if (speedup > 0) worst = std::min(worst, std::log(static_cast<double>(speedup)));
+  }
+  if (!std::isfinite(worst)) worst = 0;
+  std::vector<float> targets;
+  targets.reserve(speedups.size());
+  for (float speedup : speedups) {
+    targets.push_back(static_cast<float>(speedup > 0 ? std::log(static_cast<double>(speedup)) : worst - std::log(2.0)));
+  }
+  return targets;
+}
 
 CostModel::CostModel() = default;
 

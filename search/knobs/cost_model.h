@@ -14,6 +14,10 @@
 
 namespace kestrel {
 
+// What a model of log speedup is fitted to, from `speedups` (0: failed): the
+// log of each, a failure as twice as slow as the slowest measured one.
+std::vector<float> LogSpeedupTargets(const std::vector<float>& speedups);
+
 class CostModel {
  public:
   CostModel();

@@ -102,19 +102,12 @@ struct KnobAdvisor::Space {
     if (measured < kMinToFit) return Fail(Error::NotFound("too few measured configurations"));
     if (model.Fitted() && observed.size() < fitted_to + std::max<std::size_t>(1, fitted_to / 20)) return {};
     const std::vector<const Observation*> training = TrainingRows();
-    // log speedup; a failed configuration as twice as slow as the slowest measured one.
-    double worst = INFINITY;
-    for (const Observation* row : training) {
-      if (row->speedup > 0) worst = std::min(worst, std::log(static_cast<double>(row->speedup)));
-    }
-    if (!std::isfinite(worst)) worst = 0;
-    std::vector<float> rows, targets;
+    std::vector<float> rows, speedups;
     for (const Observation* row : training) {
       space.AppendFeatures(row->key, rows);
-      targets.push_back(static_cast<float>(row->speedup > 0 ? std::log(static_cast<double>(row->speedup))
-                                                            : worst - std::log(2.0)));
+      speedups.push_back(row->speedup);
     }
-    if (auto fitted = model.Fit(rows, space.FeatureCount(), targets); !fitted) return fitted;
+    if (auto fitted = model.Fit(rows, space.FeatureCount(), LogSpeedupTargets(speedups)); !fitted) return fitted;
     fitted_to = observed.size();
     return {};
   }

@@ -26,19 +26,13 @@ bool SourceRanker::Fit() {
   // milliseconds, an LLM call seconds), so the model is a function of the
   // observations alone: a resumed run predicts what the live one did.
   if (model_.Fitted() && version_ == fitted_to_) return true;
-  double worst = INFINITY;
-  for (const Observation& row : observed_) {
-    if (row.speedup > 0) worst = std::min(worst, std::log(static_cast<double>(row.speedup)));
-  }
-  if (!std::isfinite(worst)) return false;
-  std::vector<float> rows, targets;
+  std::vector<float> rows, speedups;
   rows.reserve(observed_.size() * kCodeFeatureCount);
   for (const Observation& row : observed_) {
     rows.insert(rows.end(), row.features.begin(), row.features.end());
-    // A failed source as twice as slow as the slowest measured one.
-    targets.push_back(static_cast<float>(row.speedup > 0 ? std::log(static_cast<double>(row.speedup)) : worst - std::log(2.0)));
+    speedups.push_back(row.speedup);
   }
-  if (!model_.Fit(rows, kCodeFeatureCount, targets)) return model_.Fitted();
+  if (!model_.Fit(rows, kCodeFeatureCount, LogSpeedupTargets(speedups))) return model_.Fitted();
   fitted_to_ = version_;
   return true;
 }

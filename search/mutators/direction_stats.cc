@@ -12,10 +12,7 @@
 namespace kestrel {
 
 std::string DirectionCategory(std::string_view mutation) {
-  // One of a reply's versions (the llm mutator's variants): its direction's.
-  if (const std::size_t version = mutation.find(" (version "); version != std::string_view::npos && mutation.starts_with("llm:")) {
-    mutation = mutation.substr(0, version);
-  }
+  mutation = WithoutVersion(mutation);  // a reply's versions count under their direction
   if (mutation.starts_with("knob ")) return "knob";
   // The knob advisor's techniques (search/knobs/knob_advisor.h).
   for (const char* technique : {"model (", "restart: ", "multi: ", "cross with "}) {

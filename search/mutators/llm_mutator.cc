@@ -42,8 +42,6 @@ LlmEndpoint EndpointFor(const MutatorConfig& config, std::string api_key) {
 namespace {
 
 constexpr char kRecommendationMark[] = "rec ";
-// A version of a reply that gave several: "llm:m:vectorize (version 2 of 3)".
-constexpr char kVariantMark[] = " (version ";
 // Versions waiting to be built, over all parents (they are saved with every result).
 constexpr std::size_t kWaitingLimit = 32;
 
@@ -127,8 +125,7 @@ class LlmMutator final : public Mutator {
   void OnResult(const ChildResult& child) override {
     const std::string prefix = "llm:" + config_.model + ":";
     if (child.mutation.rfind(prefix, 0) != 0) return;
-    std::string direction = child.mutation.substr(prefix.size());
-    direction = direction.substr(0, direction.find(kVariantMark));
+    const std::string direction(WithoutVersion(std::string_view(child.mutation).substr(prefix.size())));
     std::lock_guard lock(mutex_);
     bandit_.Credit(direction, DirectionReward(child.outcome, child.speedup, child.parent_speedup));
   }
@@ -326,7 +323,7 @@ class LlmMutator final : public Mutator {
         continue;
       }
       versions.push_back({Candidate{std::move((*codes)[i]), DefaultKnobs(*knobs), parent.toolchain, parent.flags},
-                          fmt::format("{}{}{} of {})", mutation, kVariantMark, i + 1, codes->size())});
+                          VersionLabel(mutation, i, codes->size())});
     }
     if (!refused.empty()) call.error = fmt::format("{} of {} versions refused: {}", refused.size(), codes->size(), fmt::join(refused, "; "));
     if (versions.empty()) {

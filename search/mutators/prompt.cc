@@ -195,6 +195,16 @@ LlmRequest WithGuidance(LlmRequest request, const HumanGuidance& human) {
   return request;
 }
 
+namespace {
+constexpr std::string_view kVersionMark = " (version ";
+}  // namespace
+
+std::string VersionLabel(std::string_view mutation, std::size_t index, std::size_t count) {
+  return fmt::format("{}{}{} of {})", mutation, kVersionMark, index + 1, count);
+}
+
+std::string_view WithoutVersion(std::string_view mutation) { return mutation.substr(0, mutation.find(kVersionMark)); }
+
 LlmRequest MutationPrompt(const MutationPromptInput& input) {
   std::string user = ParentContext(input) + DirectionSection(input);
   if (!input.plan.empty()) user += "\n## Plan to implement\n" + input.plan + "\n";

@@ -55,6 +55,13 @@ struct MutationPromptInput {
   double temperature = 0.7;
 };
 
+// One version of a reply that gave several (MutatorConfig::variants):
+// "llm:m:vectorize" -> "llm:m:vectorize (version 2 of 3)" (index from 0).
+// Later words go inside the brackets: "(version 2 of 3, 1.84x predicted)".
+std::string VersionLabel(std::string_view mutation, std::size_t index, std::size_t count);
+// The mutation without its version part: VersionLabel's inverse.
+std::string_view WithoutVersion(std::string_view mutation);
+
 // System prompt + one user message asking for a complete, improved kernel file
 // in one fenced code block.
 LlmRequest MutationPrompt(const MutationPromptInput& input);
