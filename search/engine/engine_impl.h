@@ -45,7 +45,7 @@ struct WorkItem {
   NodeId node = 0;
   std::uint64_t rng_seed = 0;
   std::shared_ptr<const Measurement> failure;  // kFix only
-  int mutator = -1;                            // kFix only: the mutator that fixes
+  int mutator = -1;  // kFix: the mutator that fixes; kExpand: the one holding a version made for the parent (-1: none)
 };
 
 struct Job {
@@ -197,6 +197,10 @@ class Engine::Impl {
   // The pinned node to expand now: measured, not banned, not exhausted; the
   // one with the fewest expansions, then the lowest id. nullopt: none.
   std::optional<NodeId> PinnedChoiceLocked() const;
+  // A parent a mutator holds versions for (Mutator::Waiting) that no
+  // selection in flight has claimed, and that mutator's index: the lowest
+  // parent id that can still be expanded, of the first such mutator.
+  std::optional<std::pair<NodeId, int>> WaitingChoiceLocked() const;
   // The guidance every LLM prompt of the parent carries. Locked.
   void FillHumanLocked(ParentView& parent);
   // engine.cc: the stages' bodies. No exception escapes them: a failure
@@ -315,6 +319,7 @@ class Engine::Impl {
     std::vector<NodeId> pinned;
     std::vector<std::string> instructions;
   } human_;
+  std::map<std::pair<int, NodeId>, std::size_t> waiting_claimed_;  // (mutator, parent): selections in flight for its versions
   std::set<NodeId> ban_exhausted_;  // nodes the strategy was told are exhausted because of a ban
   RunSummary summary_;
   Clock::time_point start_;

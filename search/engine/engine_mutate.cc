@@ -2,6 +2,7 @@
 // (or a repair of a failed node), with the context LLM prompts need.
 
 #include <algorithm>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,14 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
   declined.parent = item.node;
   declined.expansion = expansion;
   engine::MutatorReport report;
+  // A selection made for a mutator's waiting versions holds its claim until
+  // the expansion has taken one (however it ends).
+  const auto release = [this, &item](void*) {
+    std::lock_guard lock(mutex_);
+    const auto claimed = waiting_claimed_.find({item.mutator, item.node});
+    if (claimed != waiting_claimed_.end() && --claimed->second == 0) waiting_claimed_.erase(claimed);
+  };
+  const std::unique_ptr<void, decltype(release)> claim(expansion && item.mutator >= 0 ? this : nullptr, release);
   try {
     ParentView parent{item.node, {}};
     parent.advisor = advisor_;
@@ -65,6 +74,12 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
       return declined;
     }
     std::mt19937_64 rng(item.rng_seed);
+    // The mutator holding a version made for this parent builds it first.
+    if (item.mutator >= 0) {
+      const auto index = static_cast<std::size_t>(item.mutator);
+      MutationResult result = mutators_[index]->Expand(parent, rng, is_known);
+      if (take(result, item.mutator)) return proposed(result);
+    }
     // Mutators in a random order drawn by weight: the first that does not decline wins.
     std::vector<double> weights;
     for (const auto& mutator : config_.mutators) weights.push_back(mutator.weight);

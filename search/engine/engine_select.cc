@@ -276,10 +276,19 @@ Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
     }
     if (budget_left) {
       std::mt19937_64 draw(engine::SelectionSeed(run_seed_, selections_));
-      // A pinned node comes before the strategy's choice; a choice in a
-      // banned subtree is exhausted for the strategy and the selection made
-      // again with the same stream (so it depends only on the actions seen).
+      // A pinned node comes before the strategy's choice, and so does a parent
+      // a mutator holds paid-for versions for; a choice in a banned subtree
+      // is exhausted for the strategy and the selection made again with the
+      // same stream (so it depends only on the actions seen).
       std::optional<NodeId> parent = PinnedChoiceLocked();
+      int holder = -1;
+      if (!parent) {
+        if (const auto waiting = WaitingChoiceLocked()) {
+          parent = waiting->first;
+          holder = waiting->second;
+          ++waiting_claimed_[{holder, *parent}];
+        }
+      }
       while (!parent) {
         parent = strategy_->Select(graph_, draw);
         if (!parent || !BannedLocked(*parent)) break;
@@ -293,7 +302,7 @@ Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
         state_.NoteSelection(*parent);
         ++in_flight_;
         ++unstarted_;
-        return {WorkItem::Kind::kExpand, *parent, draw(), nullptr, -1};
+        return {WorkItem::Kind::kExpand, *parent, draw(), nullptr, holder};
       }
     }
     if (in_flight_ == 0) {
@@ -303,6 +312,20 @@ Engine::Impl::WorkItem Engine::Impl::NextItem(tbb::flow_control& control) {
     }
     changed_.wait_for(lock, std::chrono::milliseconds(100));
   }
+}
+
+std::optional<std::pair<NodeId, int>> Engine::Impl::WaitingChoiceLocked() const {
+  for (std::size_t index = 0; index < mutators_.size(); ++index) {
+    const int mutator = static_cast<int>(index);
+    for (const auto& [node, count] : mutators_[index]->Waiting()) {  // in id order
+      const auto claimed = waiting_claimed_.find({mutator, node});
+      if (claimed != waiting_claimed_.end() && claimed->second >= count) continue;
+      if (!graph_.Contains(node) || strategy_->IsExhausted(node) || BannedLocked(node)) continue;
+      if (graph_.Node(node).status != NodeStatus::kMeasured) continue;
+      return std::make_pair(node, mutator);
+    }
+  }
+  return std::nullopt;
 }
 
 // Select does not run while every slot is busy, so budgets and signals are

@@ -121,6 +121,13 @@ class LlmMutator final : public Mutator {
                 is_known);
   }
 
+  std::vector<std::pair<NodeId, std::size_t>> Waiting() const override {
+    std::lock_guard lock(mutex_);
+    std::vector<std::pair<NodeId, std::size_t>> waiting;
+    for (const auto& [parent, versions] : waiting_) waiting.emplace_back(parent, versions.size());
+    return waiting;
+  }
+
   // A child made in a bandit direction credits it with its gain.
   void OnResult(const ChildResult& child) override {
     const std::string prefix = "llm:" + config_.model + ":";
@@ -139,7 +146,7 @@ class LlmMutator final : public Mutator {
     if (!waiting_.empty()) {
       nlohmann::json waiting = nlohmann::json::array();
       for (const auto& [parent, versions] : waiting_) {
-        for (const Waiting& version : versions) {
+        for (const WaitingVersion& version : versions) {
           waiting.push_back({{"parent", parent},
                              {"source", version.candidate.source},
                              {"knobs", version.candidate.knobs},
@@ -160,10 +167,10 @@ class LlmMutator final : public Mutator {
       for (const nlohmann::json& entry : state.at("followed")) {
         followed[entry.at(0).get<NodeId>()] = entry.at(1).get<std::size_t>();
       }
-      std::map<NodeId, std::vector<Waiting>> waiting;
+      std::map<NodeId, std::vector<WaitingVersion>> waiting;
       if (state.contains("waiting")) {
         for (const nlohmann::json& entry : state.at("waiting")) {
-          Waiting version;
+          WaitingVersion version;
           version.candidate.source = entry.at("source").get<std::string>();
           version.candidate.knobs = entry.at("knobs").get<KnobValues>();
           version.candidate.toolchain = entry.at("toolchain").get<std::string>();
@@ -314,7 +321,7 @@ class LlmMutator final : public Mutator {
       result.note = call.error;
       return;
     }
-    std::vector<Waiting> versions;
+    std::vector<WaitingVersion> versions;
     std::vector<std::string> refused;
     for (std::size_t i = 0; i < codes->size(); ++i) {
       auto knobs = ParseKnobs((*codes)[i]);
@@ -331,8 +338,8 @@ class LlmMutator final : public Mutator {
       return;
     }
     std::lock_guard lock(mutex_);
-    std::vector<Waiting>& queue = waiting_[parent_id];
-    for (Waiting& version : versions) queue.push_back(std::move(version));
+    std::vector<WaitingVersion>& queue = waiting_[parent_id];
+    for (WaitingVersion& version : versions) queue.push_back(std::move(version));
     result.proposal = TakeBestLocked(parent_id, advisor);
     // Bounded, so the saved state stays small: the oldest parents' versions
     // go first (their replies stay in the stored calls).
@@ -364,22 +371,19 @@ class LlmMutator final : public Mutator {
   std::optional<Proposal> TakeBestLocked(NodeId parent_id, const std::shared_ptr<KnobAdvisor>& advisor) {
     const auto found = waiting_.find(parent_id);
     if (found == waiting_.end() || found->second.empty()) return std::nullopt;
-    std::vector<Waiting>& queue = found->second;
+    std::vector<WaitingVersion>& queue = found->second;
     std::size_t best = 0;
     std::optional<std::vector<float>> predicted;
     if (advisor) {  // one left is predicted too: its mutation says what the model expected
       std::vector<std::string_view> sources;
-      for (const Waiting& version : queue) sources.emplace_back(version.candidate.source);
+      for (const WaitingVersion& version : queue) sources.emplace_back(version.candidate.source);
       predicted = advisor->PredictSources(sources);
       if (predicted) best = static_cast<std::size_t>(std::max_element(predicted->begin(), predicted->end()) - predicted->begin());
     }
     Proposal proposal;
     proposal.candidate = std::move(queue[best].candidate);
     proposal.mutation = queue[best].mutation;
-    if (predicted) {
-      // "... (version 2 of 3)" -> "... (version 2 of 3, 1.84x predicted)"
-      proposal.mutation.insert(proposal.mutation.size() - 1, fmt::format(", {:.2f}x predicted", std::exp((*predicted)[best])));
-    }
+    if (predicted) proposal.mutation = WithPrediction(proposal.mutation, std::exp((*predicted)[best]));
     proposal.edge_kind = EdgeKind::kDerive;
     queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(best));
     if (queue.empty()) waiting_.erase(found);
@@ -454,11 +458,11 @@ class LlmMutator final : public Mutator {
   // Per analysed parent: the recommendations its expansions followed so far.
   std::unordered_map<NodeId, std::size_t> followed_;
   // Versions of replies not built yet, by parent (ids grow with age).
-  struct Waiting {
+  struct WaitingVersion {
     Candidate candidate;
     std::string mutation;
   };
-  std::map<NodeId, std::vector<Waiting>> waiting_;
+  std::map<NodeId, std::vector<WaitingVersion>> waiting_;
 };
 
 }  // namespace

@@ -157,6 +157,11 @@ class Mutator {
     (void)failed, (void)measurement, (void)is_known;
     return {};
   }
+  // Parents with candidates this mutator made already and holds for their
+  // next expansions (an LLM reply's other versions), and how many each: the
+  // engine expands them before the strategy's choice, so that what was paid
+  // for is built. Thread-safe. Default: none.
+  virtual std::vector<std::pair<NodeId, std::size_t>> Waiting() const { return {}; }
   // The result of a node this mutator made. Called by the engine's record
   // stage (serially), before the run's state is saved with it. Default: ignored.
   virtual void OnResult(const ChildResult& result) { (void)result; }

@@ -200,10 +200,24 @@ constexpr std::string_view kVersionMark = " (version ";
 }  // namespace
 
 std::string VersionLabel(std::string_view mutation, std::size_t index, std::size_t count) {
+  if (count == 1) return std::string(mutation);
   return fmt::format("{}{}{} of {})", mutation, kVersionMark, index + 1, count);
 }
 
-std::string_view WithoutVersion(std::string_view mutation) { return mutation.substr(0, mutation.find(kVersionMark)); }
+std::string WithPrediction(std::string_view label, double speedup) {
+  if (label.find(kVersionMark) != std::string_view::npos && label.ends_with(')')) {
+    return fmt::format("{}, {:.2f}x predicted)", label.substr(0, label.size() - 1), speedup);
+  }
+  return fmt::format("{} ({:.2f}x predicted)", label, speedup);
+}
+
+std::string_view WithoutVersion(std::string_view mutation) {
+  if (const std::size_t version = mutation.find(kVersionMark); version != std::string_view::npos) {
+    return mutation.substr(0, version);
+  }
+  if (mutation.ends_with("x predicted)")) return mutation.substr(0, mutation.rfind(" ("));  // a lone version's
+  return mutation;
+}
 
 LlmRequest MutationPrompt(const MutationPromptInput& input) {
   std::string user = ParentContext(input) + DirectionSection(input);

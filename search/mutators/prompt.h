@@ -56,10 +56,13 @@ struct MutationPromptInput {
 };
 
 // One version of a reply that gave several (MutatorConfig::variants):
-// "llm:m:vectorize" -> "llm:m:vectorize (version 2 of 3)" (index from 0).
-// Later words go inside the brackets: "(version 2 of 3, 1.84x predicted)".
+// "llm:m:vectorize" -> "llm:m:vectorize (version 2 of 3)" (index from 0);
+// the mutation itself when the reply gave one (count 1).
 std::string VersionLabel(std::string_view mutation, std::size_t index, std::size_t count);
-// The mutation without its version part: VersionLabel's inverse.
+// What a cost model predicted for it, inside the version's brackets:
+// "... (version 2 of 3, 1.84x predicted)"; "... (1.84x predicted)" without.
+std::string WithPrediction(std::string_view label, double speedup);
+// The mutation without its version part and prediction: their inverse.
 std::string_view WithoutVersion(std::string_view mutation);
 
 // System prompt + one user message asking for a complete, improved kernel file

@@ -2,6 +2,7 @@
 // stats` prints, from nodes and edges as the store holds them.
 
 #include "search/mutators/direction_stats.h"
+#include "search/mutators/prompt.h"
 
 #include <doctest.h>
 
@@ -35,6 +36,13 @@ TEST_CASE("a mutation's category: its bandit direction, its recommendation rank,
   CHECK(DirectionCategory("llm:gpt-5:vectorize (version 2 of 3)") == "vectorize");
   CHECK(DirectionCategory("llm:gpt-5:vectorize (version 3 of 3, 1.84x predicted)") == "vectorize");
   CHECK(DirectionCategory("llm:m:rec 1/3: unroll by 4 (version 1 of 2)") == "analysis rec 1");
+  CHECK(DirectionCategory("llm:gpt-5:vectorize (1.84x predicted)") == "vectorize");  // a reply's lone version
+  // How the llm mutator labels them (prompt.h).
+  CHECK(VersionLabel("llm:m:unroll", 1, 3) == "llm:m:unroll (version 2 of 3)");
+  CHECK(VersionLabel("llm:m:unroll", 0, 1) == "llm:m:unroll");
+  CHECK(WithPrediction("llm:m:unroll (version 2 of 3)", 1.844) == "llm:m:unroll (version 2 of 3, 1.84x predicted)");
+  CHECK(WithPrediction("llm:m:unroll", 0.5) == "llm:m:unroll (0.50x predicted)");
+  CHECK(PredictedSpeedup(WithPrediction("llm:m:unroll", 0.5)) == doctest::Approx(0.5));
   CHECK(DirectionCategory("combine #3 + #9: llm:m") == "combine");
   CHECK(DirectionCategory("knob U 1->2") == "knob");
   CHECK(DirectionCategory("restart: A=1 B=2") == "knob restart");

@@ -18,6 +18,7 @@
 #include "search/knobs/knob_advisor.h"
 #include "search/knobs/source_ranker.h"
 #include "search/llm_search_script.h"
+#include "search/mutators/direction_stats.h"
 #include "search/mutators/llm_mutator.h"
 #include "tests/llm/scripted_server.h"
 
@@ -234,6 +235,8 @@ TEST_SUITE("llm variants") {
     const auto seen = server.seen();
     REQUIRE(seen.size() == 1);
     CHECK(seen[0].body.find("Answer with 3 fenced code blocks") != std::string::npos);
+    // What the engine reads to build them before the strategy's next choice.
+    CHECK(setup.mutator->Waiting() == std::vector<std::pair<NodeId, std::size_t>>{{1, 2}});
 
     // The state a resumed run restores holds the waiting versions.
     const std::string saved = setup.mutator->SaveState();
@@ -277,6 +280,26 @@ TEST_SUITE("llm variants") {
     CHECK(second.proposal->candidate.source == versions[1]);
   }
 
+  TEST_CASE("a reply with one block when several were asked: a plain proposal, nothing waits") {
+    ScriptedServer server({Versions({Version(1, 2, 16)}), Versions({Version(2, 4, 16)})});
+    Mutators setup(server, 3);
+    const MutationResult first = ExpandSeed(*setup.mutator);
+    REQUIRE(first.proposal);
+    CHECK(first.proposal->mutation.find("(version") == std::string::npos);
+    CHECK(first.proposal->mutation.find("predicted") == std::string::npos);
+    CHECK(setup.mutator->Waiting().empty());
+    // With a fitted model its prediction is still stated.
+    auto advisor = std::make_shared<KnobAdvisor>(KnobAdvisor::Mode::kModel);
+    for (int i = 0; i < 8; ++i) {
+      const std::string source = Version(100 + i, 1 << (i % 6), 8 << (i % 4));
+      advisor->Observe(10 + i, source, {}, VersionSpeedup(source), "llm:test-model:x", false);
+    }
+    const MutationResult second = ExpandSeed(*setup.mutator, advisor);
+    REQUIRE(second.proposal);
+    CHECK(second.proposal->mutation.find("(version") == std::string::npos);
+    CHECK(PredictedSpeedup(second.proposal->mutation).has_value());
+  }
+
   TEST_CASE("a version with a bad knob declaration is refused with the reason; the others are kept") {
     const std::string bad = "// kestrel:knob T\n" + Version(2, 4, 16);
     ScriptedServer server({Versions({Version(1, 2, 16), bad})});
@@ -309,7 +332,7 @@ TEST_SUITE("llm variants in a search") {
     return std::stoi(match[1]) / 10;
   }
 
-  TEST_CASE("the model strategy builds each reply's predicted fastest version first, and a resumed run at once") {
+  TEST_CASE("the model strategy builds every version of a reply, the predicted fastest first, and a resumed run at once") {
     ScriptedServer server(Replies(40));
     testing::Harness harness;
     testing::FakeEvaluator evaluator(Speedup, OutcomeOf);
@@ -323,7 +346,7 @@ TEST_SUITE("llm variants in a search") {
     Must(harness.Run(evaluator, config));
     NodeId last_before_resume = 0;
     for (const NodeRecord& node : harness.Nodes()) last_before_resume = std::max<NodeId>(last_before_resume, node.id);
-    config.budget.evaluations = 20;
+    config.budget.evaluations = 40;
     Must(harness.Resume(evaluator, config));
 
     // Per reply, its built versions in the order they were built.
@@ -333,10 +356,14 @@ TEST_SUITE("llm variants in a search") {
       const NodeRecord node = Must(harness.store().GetNode(brief.id));
       by_reply[ReplyOf(node.source)].push_back(node);
     }
+    REQUIRE(by_reply.size() >= 10);
     int ranked = 0, unranked = 0;
     std::optional<NodeRecord> first_after_resume;
     for (const auto& [reply, nodes] : by_reply) {
       CAPTURE(reply);
+      // What was paid for is built: every version, before the next call
+      // (the last reply may be cut by the budget).
+      if (reply != by_reply.rbegin()->first) CHECK(nodes.size() == 3);
       const NodeRecord& first = nodes.front();
       CAPTURE(first.mutation);
       if (first.id > last_before_resume && (!first_after_resume || first.id < first_after_resume->id)) {
@@ -350,9 +377,11 @@ TEST_SUITE("llm variants in a search") {
       }
       ++ranked;
       CHECK(VersionSpeedup(first.source) == doctest::Approx(1.0 + 0.25 * (3 + reply % 3)));  // the reply's fastest
+      if (nodes.size() == 3) CHECK(VersionSpeedup(nodes[1].source) > VersionSpeedup(nodes[2].source));
     }
-    CHECK(unranked == static_cast<int>(SourceRanker::kMinToFit));
-    CHECK(ranked >= 10);
+    // Three versions measured per reply: the first kMinToFit / 3 replies are built unranked.
+    CHECK(unranked == static_cast<int>((SourceRanker::kMinToFit + 2) / 3));
+    CHECK(ranked >= 8);
     // The resumed run's model learned from the stored versions: its first
     // reply is ranked.
     REQUIRE(first_after_resume);
