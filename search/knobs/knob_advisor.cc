@@ -187,8 +187,7 @@ std::optional<std::vector<float>> KnobAdvisor::PredictSources(const std::vector<
     texts.push_back(knobs && !knobs->empty() ? SubstituteKnobs(source, DefaultKnobs(*knobs)) : std::string(source));
   }
   for (const std::string& text : texts) views.emplace_back(text);
-  std::lock_guard lock(mutex_);
-  return ranker_.Predict(views);
+  return ranker_.Predict(views);  // the ranker's own locks: a fit holds none that Observe needs
 }
 
 void KnobAdvisor::ObserveStored(NodeId node, const std::shared_ptr<const std::string>& source,

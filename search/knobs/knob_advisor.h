@@ -30,7 +30,9 @@
 // to them in id order (deterministically), so a resumed run that observes
 // the stored graph fits the same model; the bandit's window is saved (Save).
 //
-// Thread-safety: every method takes the advisor's mutex.
+// Thread-safety: every method takes the advisor's mutex, but PredictSources,
+// which takes only the SourceRanker's (thread-safe, and fitting outside the
+// lock its Observe takes).
 
 #include <functional>
 #include <memory>

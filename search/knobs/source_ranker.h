@@ -10,10 +10,14 @@
 // refitted whenever one arrived, so a resumed run that observes the stored
 // graph predicts what the live run did.
 //
-// Thread-safety: none; KnobAdvisor guards it.
+// Thread-safety: every method is safe to call from several threads. A fit
+// (tens of milliseconds at kWindow rows) runs on a copy of the rows, outside
+// the lock Observe takes: the engine's record stage, which observes with the
+// engine's lock held, never waits for one.
 
 #include <cstddef>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -42,7 +46,7 @@ class SourceRanker {
   // every fit).
   std::optional<std::vector<float>> Predict(const std::vector<std::string_view>& sources);
 
-  std::size_t measured() const { return measured_; }
+  std::size_t measured() const;
 
  private:
   struct Observation {
@@ -50,12 +54,15 @@ class SourceRanker {
     CodeFeatureVector features;
     float speedup;  // 0: failed
   };
-  bool Fit();
+  // Refits when an observation arrived since the last fit. Holds model_mutex_.
+  bool FitLocked();
 
+  mutable std::mutex data_mutex_;  // observed_, measured_, version_
   std::deque<Observation> observed_;  // by node id
   std::size_t measured_ = 0;
-  CostModel model_;
   std::size_t version_ = 0;    // observations made
+  std::mutex model_mutex_;     // model_, fitted_to_: fits and predictions, one at a time
+  CostModel model_;
   std::size_t fitted_to_ = 0;  // version_ when the model was fitted
 };
 

@@ -12,6 +12,8 @@
 #include <map>
 #include <numeric>
 #include <regex>
+#include <atomic>
+#include <thread>
 
 #include "search/engine/budget.h"
 #include "search/knobs/code_features.h"
@@ -194,6 +196,35 @@ TEST_SUITE("source ranker") {
     CHECK(window.measured() == SourceRanker::kWindow);
     window.Observe(5, "void fake() {}", 1.5);  // older than every kept node: ignored
     CHECK(window.measured() == SourceRanker::kWindow);
+  }
+
+  TEST_CASE("observations and predictions from several threads: the final model is the serial one's") {
+    // What the engine does: the record stage observes while llm mutators on
+    // other threads rank replies (each prediction may fit).
+    std::vector<std::pair<NodeId, std::string>> rows;
+    for (int i = 0; i < 300; ++i) rows.emplace_back(100 + i, Version(i, 1 << (i % 6), 8 << (i % 5)));
+    const std::vector<std::string_view> probe = {rows[3].second, rows[17].second, rows[29].second};
+    SourceRanker shared, serial;
+    std::atomic<bool> done{false};
+    std::atomic<int> ranked{0};
+    std::vector<std::thread> predictors;
+    for (int t = 0; t < 2; ++t) {
+      predictors.emplace_back([&] {
+        for (int mine = 0; !done.load() || mine < 3;) {  // at least three each
+          const auto predicted = shared.Predict(probe);
+          if (predicted && predicted->size() == probe.size()) ++mine, ++ranked;
+        }
+      });
+    }
+    for (const auto& [node, source] : rows) {
+      shared.Observe(node, source, VersionSpeedup(source));
+      serial.Observe(node, source, VersionSpeedup(source));
+    }
+    done = true;
+    for (std::thread& predictor : predictors) predictor.join();
+    CHECK(ranked.load() >= 6);
+    CHECK(shared.measured() == serial.measured());
+    CHECK(*shared.Predict(probe) == *serial.Predict(probe));
   }
 }
 
