@@ -2,7 +2,6 @@
 // (or a repair of a failed node), with the context LLM prompts need.
 
 #include <algorithm>
-#include <memory>
 
 #include <fmt/format.h>
 
@@ -20,12 +19,16 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
   engine::MutatorReport report;
   // A selection made for a mutator's waiting versions holds its claim until
   // the expansion has taken one (however it ends).
-  const auto release = [this, &item](void*) {
-    std::lock_guard lock(mutex_);
-    const auto claimed = waiting_claimed_.find({item.mutator, item.node});
-    if (claimed != waiting_claimed_.end() && --claimed->second == 0) waiting_claimed_.erase(claimed);
-  };
-  const std::unique_ptr<void, decltype(release)> claim(expansion && item.mutator >= 0 ? this : nullptr, release);
+  struct ClaimRelease {
+    Impl& engine;
+    const WorkItem& item;
+    ~ClaimRelease() {
+      if (item.kind != WorkItem::Kind::kExpand || item.mutator < 0) return;
+      std::lock_guard lock(engine.mutex_);
+      const auto claimed = engine.waiting_claimed_.find({item.mutator, item.node});
+      if (claimed != engine.waiting_claimed_.end() && --claimed->second == 0) engine.waiting_claimed_.erase(claimed);
+    }
+  } const claim{*this, item};
   try {
     ParentView parent{item.node, {}};
     parent.advisor = advisor_;
@@ -90,6 +93,7 @@ Engine::Impl::Event Engine::Impl::Mutate(const WorkItem& item) {
       weights[order.back()] = 0;
     }
     for (std::size_t index : order) {
+      if (static_cast<int>(index) == item.mutator) continue;  // it declined above: not asked twice
       MutationResult result = mutators_[index]->Expand(parent, rng, is_known);
       if (take(result, static_cast<int>(index))) return proposed(result);
     }
