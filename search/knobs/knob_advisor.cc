@@ -20,7 +20,9 @@ constexpr std::size_t kEnumerateLimit = 20000;  // spaces up to this size are ra
 constexpr std::size_t kTopKept = 10;            // best configurations kept for crosses and pools
 constexpr std::size_t kMinToFit = 3;            // measured configurations before the model is used
 constexpr int kTries = 32;                      // draws per randomized technique
-constexpr double kModelExploration = 0.1;       // share of restarts in mode kModel
+constexpr double kModelExploration = 0.05;      // share of restarts in mode kModel
+constexpr double kScreenShare = 0.05;           // the origin's steps are screened first when at most this share
+constexpr std::size_t kPolishTop = 3;           // polish the neighbourhood of the best, else the 2nd, else the 3rd
 constexpr double kModelRefinement = 0.2;        // share of one-step moves from the parent in mode kModel
 constexpr std::size_t kTrainRows = 2304;        // the most rows a fit reads (its cost is bounded at 1e6 nodes)
 constexpr std::size_t kTrainBest = 256;         // of them, the fastest; the rest the latest
@@ -47,6 +49,10 @@ struct KnobAdvisor::Space {
   ConfigurationSet seen;                   // keys of observed and proposed configurations
   std::vector<std::pair<double, KnobValues>> top;  // measured, best first, at most kTopKept
   std::size_t measured = 0;
+  // The measured configuration with the lowest node id: a run's seed, the
+  // centre of the screen (the same in a resumed run, whatever order results
+  // arrived in).
+  std::optional<std::pair<NodeId, std::string>> origin;
   CostModel model;
   std::size_t fitted_to = 0;  // observations when the model was fitted
   std::vector<KnobValues> all;  // the whole space, when small enough to rank whole (filled on first use)
@@ -67,6 +73,7 @@ struct KnobAdvisor::Space {
     observed.push_back({node, std::move(key), ok ? static_cast<float>(*speedup) : 0.0f});
     if (!ok) return;
     ++measured;
+    if (!origin || node < origin->first) origin.emplace(node, observed.back().key);
     // Best first; a tie keeps the earlier one ahead.
     if (top.size() == kTopKept && *speedup <= top.back().first) return;
     const auto later = std::upper_bound(top.begin(), top.end(), *speedup,
@@ -133,6 +140,23 @@ struct KnobAdvisor::Space {
     return pool;
   }
 
+  // The origin's one-step moves, when the space is large against them (at
+  // most kScreenShare of it): a one-at-a-time screen that shows the model
+  // each knob's effect where the author started, before it ranks anything.
+  std::vector<KnobValues> Screen() const {
+    if (!origin) return {};
+    std::vector<KnobValues> steps = space.Steps(space.FromKey(origin->second));
+    if (static_cast<double>(steps.size()) > kScreenShare * static_cast<double>(space.Size())) return {};
+    return steps;
+  }
+
+  // Whether a step of the screen is still unseen.
+  bool Screening() const {
+    const std::vector<KnobValues> steps = Screen();
+    return std::any_of(steps.begin(), steps.end(),
+                       [this](const KnobValues& step) { return !seen.Contains(space.Key(step)); });
+  }
+
   // The model's rows for `configs`.
   std::vector<float> FeaturesOf(const std::vector<KnobValues>& configs) const {
     std::vector<float> rows;
@@ -147,7 +171,8 @@ KnobAdvisor::~KnobAdvisor() = default;
 
 std::string KnobAdvisor::TechniqueOf(const std::string& mutation) {
   const std::string word = mutation.substr(0, mutation.find_first_of(" :"));
-  return word == "knob" ? "step" : word;
+  if (word == "knob") return "step";
+  return word == "polish" ? "model" : word;  // the model's move when it has no lead
 }
 
 KnobAdvisor::Space* KnobAdvisor::SpaceOf(const std::string& source) {
@@ -232,7 +257,11 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
     if (space.seen.Contains(key) || !keys.insert(key).second) return;
     found.push_back({to, what + knobs.Describe(parent, to)});
   };
-  if (technique == "step") {
+  if (technique == "screen") {
+    auto steps = space.Screen();
+    std::shuffle(steps.begin(), steps.end(), rng);
+    for (const KnobValues& step : steps) add(step, "screen: ");
+  } else if (technique == "step") {
     auto steps = knobs.Steps(parent);
     std::shuffle(steps.begin(), steps.end(), rng);
     for (const KnobValues& step : steps) add(step, "knob ");
@@ -285,6 +314,12 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
       if (!space.seen.Contains(knobs.Key(ranked[i]))) order.emplace_back((*predicted)[i] + jitter(rng), i);
     }
     std::sort(order.begin(), order.end(), std::greater<>());
+    // Nothing unseen is expected to beat the best measured: the model has
+    // no lead, so search the best's neighbourhood instead of its guess.
+    if (!order.empty() && !space.top.empty() && std::exp(order.front().first) < space.Best()) {
+      found = Polish(space, parent);
+      if (!found.empty()) return found;
+    }
     for (std::size_t r = 0; r < order.size() && found.size() < 64; ++r) {
       const auto& [score, i] = order[r];
       // Says what the model expected, for lineage and for judging the model.
@@ -292,6 +327,30 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
     }
   }
   return found;
+}
+
+std::vector<KnobAdvisor::Advice> KnobAdvisor::Polish(Space& space, const KnobValues& parent) {
+  const KnobSpace& knobs = space.space;
+  for (std::size_t t = 0; t < kPolishTop && t < space.top.size(); ++t) {
+    std::vector<KnobValues> moves;
+    for (KnobValues& move : knobs.Neighbourhood(space.top[t].second)) {
+      if (!space.seen.Contains(knobs.Key(move))) moves.push_back(std::move(move));
+    }
+    if (moves.empty()) continue;
+    auto predicted = space.model.Predict(space.FeaturesOf(moves), knobs.FeatureCount());
+    if (!predicted) return {};
+    std::vector<std::size_t> order(moves.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return (*predicted)[a] > (*predicted)[b]; });
+    std::vector<Advice> found;
+    for (std::size_t i : order) {
+      found.push_back({moves[i], fmt::format("polish ({:.2f}x predicted): ", std::exp((*predicted)[i])) +
+                                     knobs.Describe(parent, moves[i])});
+    }
+    return found;
+  }
+  return {};
 }
 
 std::optional<KnobAdvisor::Advice> KnobAdvisor::Propose(const std::string& source, const KnobValues& parent_knobs,
@@ -310,7 +369,8 @@ std::optional<KnobAdvisor::Advice> KnobAdvisor::Propose(const std::string& sourc
       } else {
         std::uniform_real_distribution<double> draw(0.0, 1.0);
         const double r = draw(rng);
-        first = space->measured < kMinToFit || r < kModelExploration ? "restart"
+        first = space->Screening()                                       ? "screen"
+                : space->measured < kMinToFit || r < kModelExploration ? "restart"
                 : r < kModelExploration + kModelRefinement                ? "step"
                                                                           : "model";
       }

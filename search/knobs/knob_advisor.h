@@ -13,14 +13,22 @@
 //   model    the unseen configuration the cost model predicts fastest
 //            (every configuration of a space of up to 20000; else a pool
 //            of steps, multi-knob moves and crosses of the best ten, and
-//            uniform draws)
+//            uniform draws); when nothing unseen is predicted above the
+//            best measured, `polish`: the best's coordinate neighbourhood
+//            (one knob to any value; else the second or third best's),
+//            ranked by the model
+//   screen   the steps of the origin (the measured configuration with the
+//            lowest node id: the seed), when they are at most 5% of the
+//            space: a one-at-a-time screen of each knob's effect
 //
-// Mode kModel proposes `model` (a `restart` one time in ten, and while fewer
-// than 3 configurations are measured); kPortfolio lets an AucBandit choose
-// among all five by which produced the latest improvements. A technique that
-// finds nothing unseen falls back to the others. The technique is the first
-// word of the proposal's mutation ("knob" for a step), so lineage shows
-// where a winner came from and a resumed run credits the same technique.
+// Mode kModel screens first, then proposes `model` (a `restart` one time in
+// twenty, a `step` two in ten, and restarts while fewer than 3 configurations
+// are measured); kPortfolio lets an AucBandit choose among model, step,
+// multi, cross and restart by which produced the latest improvements. A
+// technique that finds nothing unseen falls back to the others. The
+// technique is the first word of the proposal's mutation ("knob" for a step,
+// "polish" for the model's), so lineage shows where a winner came from and a
+// resumed run credits the same technique.
 //
 // Sources without knobs (an LLM's rewrites) go to its SourceRanker, a cost
 // model over code features: PredictSources ranks the variants of one LLM
@@ -109,6 +117,9 @@ class KnobAdvisor {
   // The unseen configurations `technique` would propose, best first (several,
   // since the graph may know some of them). Locked.
   std::vector<Advice> Try(const std::string& technique, Space& space, const KnobValues& parent, std::mt19937_64& rng);
+  // The unseen coordinate neighbourhood of the best measured configuration
+  // (else of the second or third best), ranked by the model. Locked.
+  std::vector<Advice> Polish(Space& space, const KnobValues& parent);
 
   mutable std::mutex mutex_;
   Mode mode_;

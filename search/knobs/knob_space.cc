@@ -116,6 +116,21 @@ std::vector<KnobValues> KnobSpace::Steps(const KnobValues& from) const {
   return steps;
 }
 
+std::vector<KnobValues> KnobSpace::Neighbourhood(const KnobValues& from) const {
+  const KnobValues base = Complete(from);
+  std::vector<KnobValues> moves;
+  for (std::size_t k = 0; k < knobs_.size(); ++k) {
+    const std::size_t current = IndexOf(k, base);
+    for (std::size_t next = 0; next < knobs_[k].values.size(); ++next) {
+      if (next == current) continue;
+      KnobValues move = base;
+      move[knobs_[k].name] = knobs_[k].values[next];
+      moves.push_back(std::move(move));
+    }
+  }
+  return moves;
+}
+
 std::vector<float> KnobSpace::Features(const KnobValues& values) const {
   std::vector<float> features;
   features.reserve(FeatureCount());

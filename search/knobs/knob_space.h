@@ -41,6 +41,9 @@ class KnobSpace {
   KnobValues Cross(const KnobValues& a, const KnobValues& b, std::mt19937_64& rng) const;
   // The configurations one knob one step away (nearest declared value on either side).
   std::vector<KnobValues> Steps(const KnobValues& from) const;
+  // Every configuration that differs from `from` in one knob, to any other
+  // value (a coordinate neighbourhood: Steps and the farther values).
+  std::vector<KnobValues> Neighbourhood(const KnobValues& from) const;
 
   // The features of a configuration, two per knob: the value's position in
   // the declared list, and the value itself when every value of the knob is

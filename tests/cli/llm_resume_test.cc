@@ -83,14 +83,16 @@ class PromptProvider {
   // `stored`: the calls the database holds, a clock a resumed run agrees
   // with (a call killed before it was stored is made again at the same
   // count): every fifth mutation prompt is answered with the parent itself,
-  // so that each search meets duplicates whatever the prompts' text hashes to.
+  // every fifth with no code and every fifth with a kernel that does not
+  // build, so that each search meets duplicates, declines and fix rounds
+  // whatever the prompts' text hashes to.
   static std::string Reply(const std::string& prompt, std::size_t hash, std::size_t stored) {
     const auto kernel = [&](const std::string& marker) {
       return "```cpp\n// kestrel:knob U 1 2\n// " + marker + " variant " + std::to_string(hash % 100000) +
              "\n#include <cstdint>\nvoid axpy(const float* x, float* y, int64_t n) {\n"
              "  for (int64_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;\n}\n```\n";
     };
-    switch (stored % 5 == 4 ? 2 : hash % 10) {
+    switch (stored % 5 == 4 ? 2 : stored % 5 == 1 ? 0 : stored % 5 == 2 ? 3 : hash % 10) {
       case 0: case 1: return "I would unroll the loop by four and use AVX2.";  // no code: a decline
       case 2: {  // the parent unchanged: a duplicate
         const std::string heading = "## Current version (the parent)\n```cpp\n";

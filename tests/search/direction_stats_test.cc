@@ -47,6 +47,8 @@ TEST_CASE("a mutation's category: its bandit direction, its recommendation rank,
   CHECK(DirectionCategory("knob U 1->2") == "knob");
   CHECK(DirectionCategory("restart: A=1 B=2") == "knob restart");
   CHECK(DirectionCategory("model (1.31x predicted): A=4") == "knob model");
+  CHECK(DirectionCategory("polish (1.20x predicted): A=4") == "knob polish");
+  CHECK(DirectionCategory("screen: A 1->2") == "knob screen");
   CHECK(DirectionCategory("cross with A=1 B=3: A=1 B=2") == "knob cross");
   CHECK(DirectionCategory("multi: A=2 C=1") == "knob multi");
   CHECK(DirectionCategory("llm:m:something new") == "llm");

@@ -84,6 +84,12 @@ TEST_SUITE("knob space") {
       CHECK(space.Complete(to) == to);
     }
     CHECK(counts == std::set<std::size_t>{2, 3, 4, 5});
+    // The coordinate neighbourhood: every other value of one knob.
+    const auto neighbourhood = space.Neighbourhood(from);
+    CHECK(neighbourhood.size() == 3 + 3 + 3 + 2 + 1);
+    CHECK(std::set<KnobValues>(neighbourhood.begin(), neighbourhood.end()).size() == neighbourhood.size());
+    for (const auto& move : neighbourhood) CHECK(CountDiffering(move, from) == 1);
+    for (const auto& step : steps) CHECK(std::find(neighbourhood.begin(), neighbourhood.end(), step) != neighbourhood.end());
   }
 
   TEST_CASE("a cross takes each knob from one of its two parents, and from both over the space") {
@@ -307,6 +313,91 @@ TEST_SUITE("knob advisor") {
     CHECK(runs[2] <= 192 / 3);
   }
 
+  TEST_CASE("the model screens the seed's steps first, on a space large against them") {
+    // 5 steps from the default configuration, 384 configurations: screened.
+    std::vector<std::string> mutations;
+    EvaluationsToBest(KnobAdvisor::Mode::kModel, 4, 40, &mutations);
+    REQUIRE(mutations.size() >= 5);
+    KnobAdvisor advisor(KnobAdvisor::Mode::kModel);
+    const KnobSpace space = Space();
+    const KnobValues seed = space.Complete({});
+    advisor.Observe(7, kSource, seed, 1.0, "seed:s.cpp", false);
+    std::mt19937_64 rng(4);
+    std::set<KnobValues> screened;
+    for (NodeId n = 8; n < 13; ++n) {
+      const auto advice = advisor.Propose(kSource, seed, rng, [](const KnobValues&) { return false; });
+      REQUIRE(advice.has_value());
+      CHECK(advice->mutation.rfind("screen: ", 0) == 0);
+      CHECK(KnobAdvisor::TechniqueOf(advice->mutation) == "screen");
+      screened.insert(advice->knobs);
+      advisor.Observe(n, kSource, advice->knobs, 0.5, advice->mutation, true);
+    }
+    const auto steps = space.Steps(seed);
+    CHECK(screened == std::set<KnobValues>(steps.begin(), steps.end()));
+    // Then the model and its companions: no more screening.
+    const auto next = advisor.Propose(kSource, seed, rng, [](const KnobValues&) { return false; });
+    REQUIRE(next.has_value());
+    CHECK(next->mutation.rfind("screen: ", 0) != 0);
+    for (std::size_t i = 0; i < 5; ++i) CHECK(mutations[i].rfind("screen: ", 0) == 0);
+
+    // The origin is the lowest node id measured, whatever order results
+    // arrive in: a later, lower id moves the screen to it.
+    KnobAdvisor moved(KnobAdvisor::Mode::kModel);
+    const KnobValues other{{"TILE", "64"}, {"UNROLL", "4"}, {"ORDER", "c"}, {"VEC", "4"}, {"FLAG", "1"}};
+    moved.Observe(9, kSource, seed, 1.0, "seed:s.cpp", false);
+    moved.Observe(3, kSource, other, 1.0, "seed:t.cpp", false);
+    const auto first = moved.Propose(kSource, seed, rng, [](const KnobValues&) { return false; });
+    REQUIRE(first.has_value());
+    CHECK(CountDiffering(first->knobs, other) == 1);
+
+    // A small space (6 configurations, 3 steps from its seed) is not screened.
+    const std::string small = "// kestrel:knob A 1 2 3\n// kestrel:knob B x y\n";
+    KnobAdvisor few(KnobAdvisor::Mode::kModel);
+    few.Observe(1, small, {{"A", "1"}, {"B", "x"}}, 1.0, "seed:s.cpp", false);
+    for (NodeId n = 2;; ++n) {
+      const auto advice = few.Propose(small, {{"A", "1"}, {"B", "x"}}, rng, [](const KnobValues&) { return false; });
+      if (!advice) break;
+      CHECK(advice->mutation.rfind("screen: ", 0) != 0);
+      few.Observe(n, small, advice->knobs, 1.0, advice->mutation, true);
+    }
+  }
+
+  TEST_CASE("with no lead from the model, it polishes the best's neighbourhood") {
+    // The model's proposals when it predicts nothing unseen above the best
+    // measured: one knob of the best (or of the 2nd or 3rd best) changed.
+    int polished = 0;
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+      KnobAdvisor advisor(KnobAdvisor::Mode::kModel);
+      const KnobSpace space = Space();
+      std::mt19937_64 rng(seed);
+      KnobValues parent = space.Complete({});
+      advisor.Observe(1, kSource, parent, TrueSpeedup(parent), "seed:s.cpp", true);
+      std::vector<std::pair<double, KnobValues>> measured{{TrueSpeedup(parent), parent}};
+      for (NodeId n = 2; n <= 60; ++n) {
+        const auto advice = advisor.Propose(kSource, parent, rng, [](const KnobValues&) { return false; });
+        REQUIRE(advice.has_value());
+        if (advice->mutation.rfind("polish (", 0) == 0) {
+          ++polished;
+          CHECK(advice->mutation.find("x predicted): ") != std::string::npos);
+          CHECK(KnobAdvisor::TechniqueOf(advice->mutation) == "model");
+          std::sort(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+          // The third best speedup, and every configuration tied with it.
+          const double third = measured[std::min<std::size_t>(2, measured.size() - 1)].first;
+          bool near_top = false;
+          for (const auto& [speedup, knobs] : measured) {
+            near_top = near_top || (speedup >= third && CountDiffering(advice->knobs, knobs) == 1);
+          }
+          CAPTURE(advice->mutation);
+          CHECK(near_top);
+        }
+        const double speedup = TrueSpeedup(advice->knobs);
+        measured.emplace_back(speedup, advice->knobs);
+        advisor.Observe(n, kSource, advice->knobs, speedup, advice->mutation, true);
+      }
+    }
+    CHECK(polished >= 5);
+  }
+
   TEST_CASE("the portfolio uses every technique and names it in the mutation") {
     std::vector<std::string> mutations;
     CHECK(EvaluationsToBest(KnobAdvisor::Mode::kPortfolio, 3, 384, &mutations) > 0);
@@ -379,7 +470,7 @@ TEST_SUITE("knob advisor") {
     std::vector<std::string> mutations;
     EvaluationsToBest(KnobAdvisor::Mode::kModel, 2, 30, &mutations);
     const auto predicted = std::find_if(mutations.begin(), mutations.end(), [](const std::string& m) {
-      return m.rfind("model (", 0) == 0 && m.find("x predicted): ") != std::string::npos;
+      return (m.rfind("model (", 0) == 0 || m.rfind("polish (", 0) == 0) && m.find("x predicted): ") != std::string::npos;
     });
     CHECK(predicted != mutations.end());
 
