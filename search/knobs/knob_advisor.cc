@@ -21,9 +21,9 @@ constexpr std::size_t kTopKept = 10;            // best configurations kept for 
 constexpr std::size_t kMinToFit = 3;            // measured configurations before the model is used
 constexpr int kTries = 32;                      // draws per randomized technique
 constexpr double kModelExploration = 0.05;      // share of restarts in mode kModel
+constexpr double kModelRefinement = 0.2;        // share of one-step moves from the parent in mode kModel
 constexpr double kScreenShare = 0.05;           // the origin's steps are screened first when at most this share
 constexpr std::size_t kPolishTop = 3;           // polish the neighbourhood of the best, else the 2nd, else the 3rd
-constexpr double kModelRefinement = 0.2;        // share of one-step moves from the parent in mode kModel
 constexpr std::size_t kTrainRows = 2304;        // the most rows a fit reads (its cost is bounded at 1e6 nodes)
 constexpr std::size_t kTrainBest = 256;         // of them, the fastest; the rest the latest
 
