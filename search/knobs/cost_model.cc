@@ -19,12 +19,12 @@ struct Matrix {
   }
 };
 
-// Small tables (tens to thousands of rows): shallow trees, exact splits.
+// Small tables (tens to thousands of rows); the depth and the splits are
+// the model's TreeShape.
 constexpr int kRounds = 60;
 constexpr const char* kParams[][2] = {
-    {"objective", "reg:squarederror"}, {"max_depth", "5"}, {"eta", "0.2"},   {"min_child_weight", "1"},
-    {"subsample", "1"},                {"lambda", "1"},    {"nthread", "1"}, {"tree_method", "exact"},
-    {"seed", "0"},                     {"verbosity", "0"},
+    {"objective", "reg:squarederror"}, {"eta", "0.2"}, {"min_child_weight", "1"}, {"subsample", "1"},
+    {"lambda", "1"},                   {"nthread", "1"}, {"seed", "0"},           {"verbosity", "0"},
 };
 
 }  // namespace
@@ -43,7 +43,7 @@ std::vector<float> LogSpeedupTargets(const std::vector<float>& speedups) {
   return targets;
 }
 
-CostModel::CostModel() = default;
+CostModel::CostModel(TreeShape shape) : shape_(shape) {}
 
 CostModel::~CostModel() {
   if (booster_ != nullptr) XGBoosterFree(booster_);
@@ -63,11 +63,17 @@ Status CostModel::Fit(const std::vector<float>& rows, std::size_t columns, const
   }
   BoosterHandle booster = nullptr;
   if (XGBoosterCreate(&train.handle, 1, &booster) != 0) return Fail(XgboostError("a booster"));
+  const std::string depth = std::to_string(shape_.depth);
   for (const auto& [name, value] : kParams) {
     if (XGBoosterSetParam(booster, name, value) != 0) {
       XGBoosterFree(booster);
       return Fail(XgboostError(name));
     }
+  }
+  if (XGBoosterSetParam(booster, "max_depth", depth.c_str()) != 0 ||
+      XGBoosterSetParam(booster, "tree_method", shape_.histogram ? "hist" : "exact") != 0) {
+    XGBoosterFree(booster);
+    return Fail(XgboostError("the trees' shape"));
   }
   for (int round = 0; round < kRounds; ++round) {
     if (XGBoosterUpdateOneIter(booster, round, train.handle) != 0) {

@@ -18,9 +18,19 @@ namespace kestrel {
 // log of each, a failure as twice as slow as the slowest measured one.
 std::vector<float> LogSpeedupTargets(const std::vector<float>& speedups);
 
+// The trees' shape. Exact splits at depth 5 by default (the SourceRanker's
+// code features); KnobAdvisor asks for deeper trees with histogram splits.
+struct TreeShape {
+  int depth = 5;
+  // Histogram splits (256 bins a feature): the splits exact ones would find
+  // when a feature takes at most 256 distinct values, as a knob's do, and
+  // faster on thousands of rows.
+  bool histogram = false;
+};
+
 class CostModel {
  public:
-  CostModel();
+  explicit CostModel(TreeShape shape = {});
   ~CostModel();
   CostModel(const CostModel&) = delete;
   CostModel& operator=(const CostModel&) = delete;
@@ -33,6 +43,7 @@ class CostModel {
   Result<std::vector<float>> Predict(const std::vector<float>& rows, std::size_t columns) const;
 
  private:
+  TreeShape shape_;
   void* booster_ = nullptr;  // BoosterHandle
 };
 

@@ -26,6 +26,14 @@ constexpr double kScreenShare = 0.05;           // the origin's steps are screen
 constexpr std::size_t kPolishTop = 3;           // polish the neighbourhood of the best, else the 2nd, else the 3rd
 constexpr std::size_t kTrainRows = 2304;        // the most rows a fit reads (its cost is bounded at 1e6 nodes)
 constexpr std::size_t kTrainBest = 256;         // of them, the fastest; the rest the latest
+// Trees of depth 8: a kernel's knobs interact (cumsum_blocked's best needs
+// one lane, single accumulation and four rows at once), which depth 5 held
+// poorly: over 300 replays of that space, depth 8 halved the runs that took
+// more than a fifth of uniform sampling's evaluations to the best (13 to 6
+// with exact splits, 7 with histogram ones), the other spaces unchanged
+// (docs/BENCHMARKS.md, "Strategy efficiency"). Histogram splits keep a fit
+// to kTrainRows rows at 53 ms, where exact ones took 68 ms at depth 5.
+constexpr TreeShape kKnobTrees{.depth = 8, .histogram = true};
 
 const std::vector<std::string>& Techniques() {
   static const std::vector<std::string> names = {"model", "step", "multi", "cross", "restart"};
@@ -53,7 +61,7 @@ struct KnobAdvisor::Space {
   // centre of the screen (the same in a resumed run, whatever order results
   // arrived in).
   std::optional<std::pair<NodeId, std::string>> origin;
-  CostModel model;
+  CostModel model{kKnobTrees};
   std::size_t fitted_to = 0;  // observations when the model was fitted
   std::vector<KnobValues> all;  // the whole space, when small enough to rank whole (filled on first use)
   std::vector<float> all_features;
