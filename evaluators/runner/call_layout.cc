@@ -79,22 +79,55 @@ void WriteValues(const JobShape& shape, std::byte* base, const Placement& placem
   }
 }
 
+namespace {
+
+bool IsFloat(ScalarType type) {
+  return type == ScalarType::kF32 || type == ScalarType::kF64 || type == ScalarType::kF16 || type == ScalarType::kBF16;
+}
+
+// `count` elements of `arg` (whose elements are `width` bytes) at `data`,
+// filled with the poison of `variant`.
+void Poison(const JobArg& arg, std::byte* data, std::int64_t count, std::uint64_t width, int variant) {
+  if (arg.type == ScalarType::kF32) {
+    Fill<std::uint32_t>(data, count, 0x7FC01234u + static_cast<std::uint32_t>(variant));
+  } else if (arg.type == ScalarType::kF64) {
+    Fill<std::uint64_t>(data, count, 0x7FF8000000001234ULL + static_cast<std::uint64_t>(variant));
+  } else if (arg.type == ScalarType::kF16 || arg.type == ScalarType::kBF16) {
+    Fill<std::uint16_t>(data, count,
+                        static_cast<std::uint16_t>((arg.type == ScalarType::kF16 ? 0x7E12u : 0x7FC1u) + variant));
+  } else {
+    std::memset(data, variant == 0 ? 0xA5 : 0x5A, static_cast<std::size_t>(count) * width);
+  }
+}
+
+}  // namespace
+
 void PoisonOutputs(const JobShape& shape, std::byte* base, const Placement& placement, int variant) {
   for (std::size_t a = 0; a < shape.args.size(); ++a) {
     const JobArg& arg = shape.args[a];
-    if (arg.role != ArgRole::kOutput) continue;
-    std::byte* data = base + placement.offsets[a];
-    if (arg.type == ScalarType::kF32) {
-      Fill<std::uint32_t>(data, arg.count, 0x7FC01234u + static_cast<std::uint32_t>(variant));
-    } else if (arg.type == ScalarType::kF64) {
-      Fill<std::uint64_t>(data, arg.count, 0x7FF8000000001234ULL + static_cast<std::uint64_t>(variant));
-    } else if (arg.type == ScalarType::kF16 || arg.type == ScalarType::kBF16) {
-      Fill<std::uint16_t>(data, arg.count,
-                          static_cast<std::uint16_t>((arg.type == ScalarType::kF16 ? 0x7E12u : 0x7FC1u) + variant));
-    } else {
-      std::memset(data, variant == 0 ? 0xA5 : 0x5A, ArgBytes(arg));
-    }
+    if (arg.role != ArgRole::kOutput || arg.count <= 0) continue;
+    Poison(arg, base + placement.offsets[a], arg.count, ArgBytes(arg) / static_cast<std::uint64_t>(arg.count), variant);
   }
+}
+
+std::string UnwrittenOutput(const JobShape& shape, const std::byte* base, const Placement& placement, int variant) {
+  for (std::size_t a = 0; a < shape.args.size(); ++a) {
+    const JobArg& arg = shape.args[a];
+    if (arg.role != ArgRole::kOutput || arg.count <= 0) continue;
+    const std::uint64_t width = ArgBytes(arg) / static_cast<std::uint64_t>(arg.count);
+    const std::byte* data = base + placement.offsets[a];
+    if (width == 0 || width > 8) continue;
+    std::byte poison[8];
+    Poison(arg, poison, 1, width, variant);
+    if (width == 1) {
+      if (std::all_of(data, data + arg.count, [&](std::byte b) { return b == poison[0]; })) return arg.name;
+      continue;
+    }
+    const bool first = std::memcmp(data, poison, width) == 0;
+    const bool last = std::memcmp(data + (arg.count - 1) * width, poison, width) == 0;
+    if (IsFloat(arg.type) ? first || last : first && last) return arg.name;
+  }
+  return "";
 }
 
 }  // namespace kestrel::runner

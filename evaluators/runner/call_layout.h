@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "evaluators/job.h"
@@ -33,5 +34,10 @@ void WriteValues(const JobShape& shape, std::byte* base, const Placement& placem
 // Every output (not inout) buffer filled with the poison of `variant` (0 or
 // 1: two NaN payloads for floats, two byte patterns for integers).
 void PoisonOutputs(const JobShape& shape, std::byte* base, const Placement& placement, int variant);
+// The name of an output that still holds the poison of `variant` where it
+// was filled (its first or last element for floats, whose NaN payloads an
+// honest kernel does not produce; both for wider integers; every byte for
+// bytes), i.e. one its call did not write; "" when none.
+std::string UnwrittenOutput(const JobShape& shape, const std::byte* base, const Placement& placement, int variant);
 
 }  // namespace kestrel::runner

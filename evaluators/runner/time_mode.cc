@@ -327,6 +327,25 @@ class Timed {
   double busy_wall() const { return busy_wall_; }
   double prepare_s() const { return prepare_s_; }
 
+  // With threads allowed, the worker is frozen from the end of each of its
+  // samples until that sample's outputs are checked: a thread still
+  // finishing the answer after the calls returned is held where it stood
+  // (its outputs partly poisoned), and takes no CPU time from the
+  // reference's sample meanwhile. Frozen time is neither idle nor busy.
+  // False when the worker's threads were not seen stopped.
+  bool Freeze(Deadline deadline) {
+    EndIdle();
+    frozen_ = true;
+    return worker_.Freeze(deadline);
+  }
+  void Thaw() {
+    if (!frozen_) return;
+    frozen_ = false;
+    worker_.Thaw();
+    last_end_ = Clock::now();
+    last_cpu_ = worker_.CpuSeconds();
+  }
+
   // Waits, the worker idle, until it has been watched idle for `seconds`
   // in all (a short job's gaps between samples are too brief to tell a
   // thread that goes on from the worker's own upkeep).
@@ -371,6 +390,7 @@ class Timed {
   SharedRegion& arena_;
   std::string role_;
   bool poison_ = true;
+  bool frozen_ = false;
   const ShapeLayout* layout_ = nullptr;
   std::uint32_t batch_ = 1;
   double total_ = 0;
@@ -616,6 +636,28 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         ++flushes;
       }
       if (auto bad = cand.Sample(0, cand_calls, deadline)) return stop(bad, "candidate");
+      // With threads allowed, the candidate stays frozen through the
+      // reference's sample and the re-checks (Timed::Freeze); its last
+      // call's outputs must be written by the time it returned.
+      struct ThawOnExit {
+        Timed& timed;
+        ~ThawOnExit() { timed.Thaw(); }
+      } thaw{cand};
+      if (job.allow_threads && cand.worker().pid() > 0) {
+        if (!cand.Freeze(deadline)) {
+          return Stop{WorkerVerdict{Outcome::kRejected,
+                                    "its threads could not be stopped to check its outputs after its calls returned"},
+                      "candidate"};
+        }
+        if (const std::string output = UnwrittenOutput(*layout.shape, cand.Slot(cand_calls - 1), layout.slot, 0);
+            !output.empty()) {
+          return Stop{WorkerVerdict{Outcome::kWrong, "output " + output + " of its last timed call on shape " +
+                                                         layout.shape->label +
+                                                         " was not written when the call returned (work went on "
+                                                         "after the call: a thread finishing the answer)"},
+                      "candidate"};
+        }
+      }
       if (flusher.enabled()) flusher.Flush();
       if (auto bad = ref.Sample(window, ref_calls, deadline)) return stop(bad, "reference");
       prepare = Clock::now();

@@ -16,9 +16,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "evaluators/sandbox_args.h"
 #include "evaluators/subprocess.h"
@@ -258,6 +261,42 @@ double WorkerProcess::CpuSeconds() const {
   timespec now{};
   if (::clock_gettime(clock, &now) != 0) return -1;
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+namespace {
+
+// Whether every thread of `pid` is stopped (or gone): the state after the
+// command's closing parenthesis in each /proc/PID/task/TID/stat.
+bool AllThreadsStopped(pid_t pid) {
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code error;
+  std::filesystem::directory_iterator it(tasks, error);
+  if (error) return false;
+  for (; it != std::filesystem::directory_iterator(); it.increment(error)) {
+    if (error) return false;
+    std::ifstream stat(it->path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;  // gone meanwhile
+    const char state = close + 2 < text.size() ? text[close + 2] : '?';
+    if (state != 'T' && state != 't' && state != 'Z' && state != 'X') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool WorkerProcess::Freeze(Deadline deadline) {
+  if (worker_pid_ <= 0 || reaped_ || ::kill(worker_pid_, SIGSTOP) != 0) return false;
+  for (;;) {
+    if (AllThreadsStopped(worker_pid_)) return true;
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+void WorkerProcess::Thaw() {
+  if (worker_pid_ > 0 && !reaped_) ::kill(worker_pid_, SIGCONT);
 }
 
 std::optional<WorkerVerdict> WorkerProcess::AwaitHello(Deadline deadline) {

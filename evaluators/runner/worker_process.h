@@ -81,6 +81,13 @@ class WorkerProcess {
 
   // The worker's CPU time so far, all its threads (-1 when unknown).
   double CpuSeconds() const;
+  // Stops every thread of the worker (SIGSTOP) and waits, until `deadline`,
+  // until each is seen stopped: whatever a kernel's thread was still doing
+  // after its calls returned is held where it stood. False when that was
+  // not seen (the worker gone, or a thread that did not stop in time).
+  bool Freeze(Deadline deadline);
+  // Lets a frozen worker go on (SIGCONT).
+  void Thaw();
   // A system call its filter stopped since the last look, or stray bytes
   // on its control socket: the verdict, without waiting.
   std::optional<WorkerVerdict> Inspect();

@@ -90,6 +90,10 @@ int InstallAllowlist(bool allow_threads, bool allow_jit) {
                 SCMP_SYS(getrlimit), SCMP_SYS(sysinfo), SCMP_SYS(uname), SCMP_SYS(times), SCMP_SYS(rt_sigaction),
                 SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack), SCMP_SYS(exit),
                 SCMP_SYS(exit_group), SCMP_SYS(getrandom),
+                // A sleep or timed wait stopped and continued (with threads, the
+                // supervisor freezes the worker after each sample: Timed::Freeze)
+                // resumes through it; it can only resume the call that was stopped.
+                SCMP_SYS(restart_syscall),
                 // NUMA placement of its own memory (OpenBLAS binds its buffers).
                 SCMP_SYS(mbind), SCMP_SYS(get_mempolicy), SCMP_SYS(set_mempolicy)});
   // Terminal queries by stdio answer "not a terminal"; nothing else.

@@ -672,23 +672,34 @@ TEST_SUITE("adversarial_gallery") {
   TEST_CASE("with threads allowed, a kernel whose work goes on after its call returned is caught") {
     // Threads are refused by the seccomp allowlist when the evaluator runs
     // one thread; with two, the supervisor's own checks must catch these:
-    // the kernel's CPU time while idle, and outputs checked when the call
-    // returns.
+    // the kernel's CPU time while idle, and its outputs checked with the
+    // worker frozen from the end of each sample (a thread still finishing
+    // the answer leaves some poisoned).
     CpuEvaluatorOptions options = testing::FastOptions();
     options.threads = 2;
     auto made = MakeCpuEvaluator(testing::MakeScaleTask(), options);
     REQUIRE_MESSAGE(made.has_value(), (made ? "" : made.error().message()));
     Evaluator& threaded = **made;
     const std::string honest = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "kernels" / "scale_ref.cpp");
-    CHECK(threaded.Evaluate(Candidate{honest, {}, threaded.Toolchain(), threaded.Flags()}).outcome == Outcome::kMeasured);
+    const Measurement fair = threaded.Evaluate(Candidate{honest, {}, threaded.Toolchain(), threaded.Flags()});
+    REQUIRE(fair.outcome == Outcome::kMeasured);
     for (const char* file : {"x_background_spinner", "x_replies_early", "x_spins_between_calls"}) {
       const std::string source =
           testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / (std::string(file) + ".cpp"));
       const Measurement m = threaded.Evaluate(Candidate{source, {}, threaded.Toolchain(), threaded.Flags()});
-      MESSAGE(std::string(file) << " with 2 threads: " << Describe(m));
+      MESSAGE(std::string(file) << " with 2 threads: " << Describe(m) << " (the honest kernel: " << Describe(fair)
+                                << ")");
       INFO(m.log);
-      CHECK(m.outcome != Outcome::kMeasured);
-      CHECK(((m.outcome == Outcome::kRejected && Contains(m.reason, "kept running")) || m.outcome == Outcome::kWrong));
+      const bool caught =
+          (m.outcome == Outcome::kRejected && Contains(m.reason, "kept running")) || m.outcome == Outcome::kWrong;
+      if (std::string(file) == "x_spins_between_calls") {
+        // It spins only while the reference's samples run, to slow them;
+        // frozen then, it takes nothing from them: caught, or measured no
+        // faster than the honest kernel beyond the machine's noise.
+        CHECK((caught || (m.outcome == Outcome::kMeasured && m.speedup < 1.5 * fair.speedup)));
+      } else {
+        CHECK(caught);
+      }
     }
   }
 }
