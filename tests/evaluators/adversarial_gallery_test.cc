@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -695,8 +696,9 @@ TEST_SUITE("adversarial_gallery") {
       if (std::string(file) == "x_spins_between_calls") {
         // It spins only while the reference's samples run, to slow them;
         // frozen then, it takes nothing from them: caught, or measured no
-        // faster than the honest kernel beyond the machine's noise.
-        CHECK((caught || (m.outcome == Outcome::kMeasured && m.speedup < 1.5 * fair.speedup)));
+        // faster than the honest kernel beyond the machine's noise (its
+        // work is the honest kernel's; its own spinning thread slows it).
+        CHECK((caught || (m.outcome == Outcome::kMeasured && m.speedup < std::max(2.0, 1.5 * fair.speedup))));
       } else {
         CHECK(caught);
       }
