@@ -48,6 +48,10 @@ constexpr double kIdleCpuShare = 0.05;
 // in all: a thread left spinning after the calls shows above the slack even
 // when a loaded machine gives it a quarter of a core.
 constexpr double kMinIdleWatchSeconds = 0.25;
+// The longest a freeze may take (Timed::Freeze): about 0.1 ms idle, a few ms
+// on a loaded machine; a kernel that cancels it (SIGCONT to itself) is not
+// waited for until the job's deadline.
+constexpr auto kFreezeLimit = std::chrono::seconds(1);
 
 using Clock = std::chrono::steady_clock;
 
@@ -644,9 +648,10 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         ~ThawOnExit() { timed.Thaw(); }
       } thaw{cand};
       if (job.allow_threads && cand.worker().pid() > 0) {
-        if (!cand.Freeze(deadline)) {
+        if (!cand.Freeze(std::min<Deadline>(deadline, Clock::now() + kFreezeLimit))) {
           return Stop{WorkerVerdict{Outcome::kRejected,
-                                    "its threads could not be stopped to check its outputs after its calls returned"},
+                                    "the kernel kept running when stopped to have its outputs checked (its threads were "
+                                    "not all stopped within a second)"},
                       "candidate"};
         }
         if (const std::string output = UnwrittenOutput(*layout.shape, cand.Slot(cand_calls - 1), layout.slot, 0);

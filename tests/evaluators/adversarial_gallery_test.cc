@@ -120,6 +120,9 @@ const std::vector<Attack>& Gallery() {
       {"x_background_spinner", 7, Expect::kThreads},
       {"x_replies_early", 7, Expect::kThreads},
       {"x_spins_between_calls", 7, Expect::kThreads},
+      {"x_pool_defers_middle", 7, Expect::kThreads},
+      {"x_cancels_freeze", 7, Expect::kThreads},
+      {"x_calls_restart_syscall", 7, Expect::kHonest},
       {"x_wx_jit", 7, Expect::kSandbox},
       {"x_mprotect_jit", 7, Expect::kSandbox},
       {"x_reads_maps", 7, Expect::kHonest},
@@ -684,7 +687,8 @@ TEST_SUITE("adversarial_gallery") {
     const std::string honest = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "kernels" / "scale_ref.cpp");
     const Measurement fair = threaded.Evaluate(Candidate{honest, {}, threaded.Toolchain(), threaded.Flags()});
     REQUIRE(fair.outcome == Outcome::kMeasured);
-    for (const char* file : {"x_background_spinner", "x_replies_early", "x_spins_between_calls"}) {
+    for (const char* file : {"x_background_spinner", "x_replies_early", "x_spins_between_calls",
+                             "x_pool_defers_middle", "x_cancels_freeze", "x_calls_restart_syscall"}) {
       const std::string source =
           testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "adversarial" / (std::string(file) + ".cpp"));
       const Measurement m = threaded.Evaluate(Candidate{source, {}, threaded.Toolchain(), threaded.Flags()});
@@ -693,11 +697,18 @@ TEST_SUITE("adversarial_gallery") {
       INFO(m.log);
       const bool caught =
           (m.outcome == Outcome::kRejected && Contains(m.reason, "kept running")) || m.outcome == Outcome::kWrong;
-      if (std::string(file) == "x_spins_between_calls") {
-        // It spins only while the reference's samples run, to slow them;
-        // frozen then, it takes nothing from them: caught, or measured no
-        // faster than the honest kernel beyond the machine's noise (its
-        // work is the honest kernel's; its own spinning thread slows it).
+      if (std::string(file) == "x_calls_restart_syscall") {
+        // Nothing to resume: honest, and measured as such.
+        CHECK(m.outcome == Outcome::kMeasured);
+        CHECK(m.speedup < std::max(2.0, 1.5 * fair.speedup));
+      } else if (std::string(file) == "x_cancels_freeze" || std::string(file) == "x_spins_between_calls") {
+        // x_cancels_freeze: a freeze it cancels is not waited for past a
+        // second, and it is rejected; one that held checked honest work.
+        // x_spins_between_calls spins only while the reference's samples run,
+        // to slow them; frozen then, it takes nothing from them. Each is
+        // caught, or measured no faster than the honest kernel beyond the
+        // machine's noise (its work is the honest kernel's; its own thread
+        // slows it).
         CHECK((caught || (m.outcome == Outcome::kMeasured && m.speedup < std::max(2.0, 1.5 * fair.speedup))));
       } else {
         CHECK(caught);
