@@ -63,13 +63,13 @@ Status CostModel::Fit(const std::vector<float>& rows, std::size_t columns, const
   }
   BoosterHandle booster = nullptr;
   if (XGBoosterCreate(&train.handle, 1, &booster) != 0) return Fail(XgboostError("a booster"));
-  const std::string depth = std::to_string(shape_.depth);
   for (const auto& [name, value] : kParams) {
     if (XGBoosterSetParam(booster, name, value) != 0) {
       XGBoosterFree(booster);
       return Fail(XgboostError(name));
     }
   }
+  const std::string depth = std::to_string(shape_.depth);
   if (XGBoosterSetParam(booster, "max_depth", depth.c_str()) != 0 ||
       XGBoosterSetParam(booster, "tree_method", shape_.histogram ? "hist" : "exact") != 0) {
     XGBoosterFree(booster);
