@@ -11,6 +11,15 @@
 
 namespace kestrel::testing {
 
+// The message of a result that failed, "" for one that holds a value. For
+// REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made)): doctest makes
+// a check's message when the check passes too (with -s), where
+// made.error() of a value would read garbage.
+template <class Result>
+std::string ErrorOf(const Result& result) {
+  return result ? std::string() : std::string(result.error().message());
+}
+
 // A fresh directory under $TMPDIR, removed with everything in it on destruction.
 class TempDir {
  public:

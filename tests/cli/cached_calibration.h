@@ -13,6 +13,7 @@
 #include "core/host.h"
 #include "evaluators/calibration.h"
 #include "store/store.h"
+#include "tests/testing.h"
 
 namespace kestrel::testing {
 
@@ -21,13 +22,13 @@ namespace kestrel::testing {
 inline void RecordCachedCalibration(const std::filesystem::path& db) {
   static const HostInfo host = DetectHost();
   static const Result<Calibration> calibration = CachedCalibration("c++", 1, host);
-  REQUIRE_MESSAGE(calibration.has_value(), "the cached calibration: " << calibration.error().message());
+  REQUIRE_MESSAGE(calibration.has_value(), "the cached calibration: " << testing::ErrorOf(calibration));
   auto store = Store::Open(db);
-  REQUIRE_MESSAGE(store.has_value(), db.string() << ": " << store.error().message());
+  REQUIRE_MESSAGE(store.has_value(), db.string() << ": " << testing::ErrorOf(store));
   const auto host_id = (*store)->UpsertHost(host);
-  REQUIRE_MESSAGE(host_id.has_value(), host_id.error().message());
+  REQUIRE_MESSAGE(host_id.has_value(), testing::ErrorOf(host_id));
   const auto recorded = (*store)->AddCalibration(*host_id, *calibration);
-  REQUIRE_MESSAGE(recorded.has_value(), recorded.error().message());
+  REQUIRE_MESSAGE(recorded.has_value(), testing::ErrorOf(recorded));
 }
 
 }  // namespace kestrel::testing

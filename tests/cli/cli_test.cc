@@ -390,7 +390,7 @@ void axpy(const float* x, float* y, int64_t n) {
     INFO("stderr: " << run.err);
     CHECK(run.code == 0);
     auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
-    REQUIRE_MESSAGE(store.has_value(), store.error().message());
+    REQUIRE_MESSAGE(store.has_value(), testing::ErrorOf(store));
     auto intact = (*store)->IntegrityOk();
     REQUIRE(intact.has_value());
     CHECK(*intact);

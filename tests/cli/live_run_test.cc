@@ -108,7 +108,7 @@ TEST_SUITE("cli") {
     CHECK(runs[0].at("evaluations").get<int>() >= 1);
     CHECK(runs[0].at("evaluations").get<int>() < 48);
     auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
-    REQUIRE_MESSAGE(store.has_value(), store.error().message());
+    REQUIRE_MESSAGE(store.has_value(), testing::ErrorOf(store));
     auto intact = (*store)->IntegrityOk();
     REQUIRE(intact.has_value());
     CHECK(*intact);
@@ -130,7 +130,7 @@ TEST_SUITE("cli") {
     INFO("stderr: " << stopped.err);
     CHECK(stopped.code == 130);
     auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
-    REQUIRE_MESSAGE(store.has_value(), store.error().message());
+    REQUIRE_MESSAGE(store.has_value(), testing::ErrorOf(store));
     auto intact = (*store)->IntegrityOk();
     REQUIRE(intact.has_value());
     CHECK(*intact);

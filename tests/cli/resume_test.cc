@@ -82,7 +82,7 @@ TEST_SUITE("cli resume") {
     CHECK(runs[0].at("evaluations") == kBudget);
 
     auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
-    REQUIRE_MESSAGE(store.has_value(), store.error().message());
+    REQUIRE_MESSAGE(store.has_value(), testing::ErrorOf(store));
     auto intact = (*store)->IntegrityOk();
     REQUIRE(intact.has_value());
     CHECK(*intact);

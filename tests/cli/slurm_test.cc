@@ -158,9 +158,9 @@ TEST_SUITE("slurm") {
       process.file_size_limit_bytes = 4096;
       process.stdin_data = "from stdin";
       auto executor = MakeSlurmExecutor(slurm);
-      REQUIRE_MESSAGE(executor.has_value(), executor.error().message());
+      REQUIRE_MESSAGE(executor.has_value(), testing::ErrorOf(executor));
       auto ran = (*executor)->Run(process, stem);
-      REQUIRE_MESSAGE(ran.has_value(), ran.error().message());
+      REQUIRE_MESSAGE(ran.has_value(), testing::ErrorOf(ran));
       return *ran;
     };
     const SubprocessResult ok = job("echo \"$KESTREL_SLURM_PROBE\" >&3; cat >&3; echo to the log", "ok");

@@ -178,7 +178,7 @@ TEST_SUITE("cli suite") {
     CHECK(report.at("state") == "done");
     for (const json& task : report.at("tasks")) CHECK(task.at("state") == "done");
     auto store = Store::Open(workspace.db(), Store::Mode::kReadOnly);
-    REQUIRE_MESSAGE(store.has_value(), store.error().message());
+    REQUIRE_MESSAGE(store.has_value(), testing::ErrorOf(store));
     CHECK(*(*store)->IntegrityOk());
   }
 }

@@ -6,12 +6,14 @@
 
 #include <string>
 
+#include "tests/testing.h"
+
 namespace kestrel {
 namespace {
 
 double Parse(const std::string& text) {
   auto duration = ParseDuration(text);
-  REQUIRE_MESSAGE(duration.has_value(), text, ": ", duration.error().message());
+  REQUIRE_MESSAGE(duration.has_value(), text, ": ", testing::ErrorOf(duration));
   return duration->count();
 }
 

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "tests/testing.h"
+
 namespace kestrel {
 namespace {
 
@@ -13,7 +15,7 @@ const Shape kVars = {{"rows", 2048}, {"cols", 1024}, {"m", 3}, {"n", 4}, {"k", 5
 
 double Eval(const std::string& text) {
   auto value = EvalExpr(text, kVars);
-  REQUIRE_MESSAGE(value.has_value(), text, ": ", value.error().message());
+  REQUIRE_MESSAGE(value.has_value(), text, ": ", testing::ErrorOf(value));
   return *value;
 }
 

@@ -5,6 +5,8 @@
 
 #include <doctest.h>
 
+#include "tests/testing.h"
+
 namespace kestrel {
 namespace {
 
@@ -26,7 +28,7 @@ TEST_SUITE("json_fields") {
 
   TEST_CASE("the same key in two objects is fine") {
     auto document = ParseJsonDocument(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 3}, {"x": 4}]})", "in.json");
-    REQUIRE_MESSAGE(document.has_value(), document.error().message());
+    REQUIRE_MESSAGE(document.has_value(), testing::ErrorOf(document));
     CHECK((*document)["c"][1]["x"] == 4);
   }
 

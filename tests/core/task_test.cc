@@ -78,7 +78,7 @@ TEST_SUITE("task") {
   TEST_CASE("every built-in task loads and opens a real knob space") {
     REQUIRE(std::filesystem::is_directory(testing::TasksDir()));
     auto tasks = LoadTasks({testing::TasksDir()});
-    REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+    REQUIRE_MESSAGE(tasks.has_value(), testing::ErrorOf(tasks));
     std::vector<std::string> names;
     for (const auto& task : *tasks) names.push_back(task.name);
     CHECK(names == std::vector<std::string>{"add_layernorm", "add_rmsnorm", "argmax", "attention_head_f16",
@@ -98,7 +98,7 @@ TEST_SUITE("task") {
       for (const auto& seed : task.seeds) {
         CHECK(Contains(seed.text, task.entry + "("));
         auto knobs = ParseKnobs(seed.text);
-        REQUIRE_MESSAGE(knobs.has_value(), knobs.error().message());
+        REQUIRE_MESSAGE(knobs.has_value(), testing::ErrorOf(knobs));
         CHECK(Combinations(*knobs) >= 30);
         CHECK(ParseKnobs(task.reference.text)->empty());
       }
@@ -112,7 +112,7 @@ TEST_SUITE("task") {
 
   TEST_CASE("the built-in softmax is the CONTRACT.md example") {
     auto task = FindTask("softmax", {testing::TasksDir()});
-    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     Json example = Json::parse(kContractExample);
     // The example plus the hidden-shape ranges, its suite level and its
     // baseline's libraries (issue 20: oneDNN's softmax), which it predates.
@@ -182,7 +182,7 @@ TEST_SUITE("task") {
     WriteTask(dir, kContractExample);
     WriteFile(dir / "baseline.cpp", "// expert\n");
     auto task = LoadTask(dir);
-    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     REQUIRE(task->baseline.has_value());
     CHECK(task->baseline->name == "baseline.cpp");
     CHECK(task->baseline->text == "// expert\n");
@@ -211,7 +211,7 @@ TEST_SUITE("task") {
     spec["bytes"] = "8*n*4";
     WriteTask(temp / "t", spec.dump(2));
     auto task = LoadTask(temp / "t");
-    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     CHECK(task->Signature() ==
           "void softmax(double* acc, const int32_t* idx, const uint8_t* mask, int8_t* small, int64_t* big, "
           "float alpha, int64_t count, int64_t n)");
@@ -258,12 +258,12 @@ TEST_SUITE("task") {
     Json spec = ValidSpec();
     WriteTask(temp / "t", spec.dump());
     auto absent = LoadTask(temp / "t");
-    REQUIRE_MESSAGE(absent.has_value(), absent.error().message());
+    REQUIRE_MESSAGE(absent.has_value(), testing::ErrorOf(absent));
     CHECK(absent->level == 0);
     spec["level"] = 2;
     WriteTask(temp / "t", spec.dump());
     auto two = LoadTask(temp / "t");
-    REQUIRE_MESSAGE(two.has_value(), two.error().message());
+    REQUIRE_MESSAGE(two.has_value(), testing::ErrorOf(two));
     CHECK(two->level == 2);
   }
 
@@ -273,7 +273,7 @@ TEST_SUITE("task") {
     spec["shape_ranges"] = Json::parse(R"({"rows": [1, 4096], "cols": [7, 40000]})");
     WriteTask(temp / "t", spec.dump());
     auto task = LoadTask(temp / "t");
-    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     CHECK(task->shape_ranges.at("rows") == std::pair<std::int64_t, std::int64_t>{1, 4096});
     std::uint64_t largest = 0;
     for (const Shape& shape : task->shapes) largest = std::max(largest, BufferBytes(*task, shape));
@@ -598,7 +598,7 @@ TEST_SUITE("task") {
     TempDir temp;
     WriteTask(temp / "t", ValidSpec().dump());
     auto task = LoadTask((temp / "t").string() + "/");
-    CHECK_MESSAGE(task.has_value(), task.error().message());
+    CHECK_MESSAGE(task.has_value(), testing::ErrorOf(task));
   }
 
   TEST_CASE("LoadTasks and FindTask over several dirs") {
@@ -610,7 +610,7 @@ TEST_SUITE("task") {
 
     SUBCASE("tasks of all dirs, in name order") {
       auto tasks = LoadTasks({testing::TasksDir(), extra});
-      REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+      REQUIRE_MESSAGE(tasks.has_value(), testing::ErrorOf(tasks));
       std::vector<std::string> names;
       for (const auto& task : *tasks) names.push_back(task.name);
       CHECK(names == std::vector<std::string>{"add_layernorm", "add_rmsnorm", "argmax", "attention_head_f16",
@@ -637,7 +637,7 @@ TEST_SUITE("task") {
       spec["name"] = "softmax";
       WriteTask(extra / "softmax", spec.dump());
       auto tasks = LoadTasks({testing::TasksDir(), extra});
-      REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+      REQUIRE_MESSAGE(tasks.has_value(), testing::ErrorOf(tasks));
       const auto softmax = std::find_if(tasks->begin(), tasks->end(), [](const Task& t) { return t.name == "softmax"; });
       REQUIRE(softmax != tasks->end());
       CHECK(softmax->dir == extra / "softmax");
@@ -645,7 +645,7 @@ TEST_SUITE("task") {
 
       std::ostringstream notes;
       auto found = FindTask("softmax", {testing::TasksDir(), extra}, &notes);
-      REQUIRE_MESSAGE(found.has_value(), found.error().message());
+      REQUIRE_MESSAGE(found.has_value(), testing::ErrorOf(found));
       CHECK(found->dir == extra / "softmax");
       CHECK(notes.str() == "kestrel: task 'softmax' from " + extra.string() + " shadows the built-in one\n");
       std::ostringstream quiet;
@@ -667,7 +667,7 @@ TEST_SUITE("task") {
     }
     SUBCASE("a dir given twice, or the built-in one again, counts once") {
       auto tasks = LoadTasks({testing::TasksDir(), extra, testing::TasksDir() / ".", extra});
-      REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+      REQUIRE_MESSAGE(tasks.has_value(), testing::ErrorOf(tasks));
       CHECK(tasks->size() == 39);
     }
     SUBCASE("a broken folder fails the whole load but not a lookup of a healthy sibling") {
@@ -676,7 +676,7 @@ TEST_SUITE("task") {
       REQUIRE(!tasks.has_value());
       CHECK(Contains(tasks.error().message(), (extra / "u" / "task.json").string()));
       auto healthy = FindTask("t", {testing::TasksDir(), extra});
-      REQUIRE_MESSAGE(healthy.has_value(), healthy.error().message());
+      REQUIRE_MESSAGE(healthy.has_value(), testing::ErrorOf(healthy));
       CHECK(healthy->name == "t");
       auto broken = FindTask("u", {testing::TasksDir(), extra});
       REQUIRE(!broken.has_value());
@@ -685,7 +685,7 @@ TEST_SUITE("task") {
     SUBCASE("ListTasks keeps a broken task's error beside the healthy ones") {
       WriteTask(extra / "u", "{}");
       auto listed = ListTasks({extra});
-      REQUIRE_MESSAGE(listed.has_value(), listed.error().message());
+      REQUIRE_MESSAGE(listed.has_value(), testing::ErrorOf(listed));
       REQUIRE(listed->size() == 2);
       CHECK((*listed)[0].folder.name == "t");
       CHECK((*listed)[0].task.has_value());

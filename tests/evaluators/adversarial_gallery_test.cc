@@ -682,7 +682,7 @@ TEST_SUITE("adversarial_gallery") {
     CpuEvaluatorOptions options = testing::FastOptions();
     options.threads = 2;
     auto made = MakeCpuEvaluator(testing::MakeScaleTask(), options);
-    REQUIRE_MESSAGE(made.has_value(), (made ? "" : made.error().message()));
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& threaded = **made;
     const std::string honest = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / "kernels" / "scale_ref.cpp");
     const Measurement fair = threaded.Evaluate(Candidate{honest, {}, threaded.Toolchain(), threaded.Flags()});

@@ -25,10 +25,10 @@ Measurement EvaluateReference(Evaluator& evaluator, const Task& task) {
 TEST_SUITE("baseline") {
   TEST_CASE("the built-in matmul's OpenBLAS baseline links, is checked, and is timed against the reference") {
     auto task = FindTask("matmul", {testing::TasksDir()});
-    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     REQUIRE(task->baseline_libs == std::vector<std::string>{"openblas"});
     auto evaluator = MakeCpuEvaluator(*task, testing::FastOptions());
-    REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
+    REQUIRE_MESSAGE(evaluator.has_value(), testing::ErrorOf(evaluator));
 
     const Measurement first = EvaluateReference(**evaluator, *task);
     // A blocked, vectorized sgemm against a triple loop that accumulates in
@@ -61,7 +61,7 @@ TEST_SUITE("baseline") {
       auto task = FindTask("matmul", {testing::TasksDir()});
       REQUIRE(task.has_value());
       auto evaluator = MakeCpuEvaluator(*task, options);
-      REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
+      REQUIRE_MESSAGE(evaluator.has_value(), testing::ErrorOf(evaluator));
       const Measurement m = EvaluateReference(**evaluator, *task);
       CHECK(m.outcome == Outcome::kMeasured);
     }
@@ -104,7 +104,7 @@ TEST_SUITE("baseline") {
     Task task = testing::MakeScaleTask();
     task.baseline = SourceFile{"baseline.cpp", jit};
     auto evaluator = MakeCpuEvaluator(task, testing::FastOptions());
-    REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
+    REQUIRE_MESSAGE(evaluator.has_value(), testing::ErrorOf(evaluator));
     if ((*evaluator)->SandboxGap().find("seccomp") != std::string::npos) return;  // nothing to refuse it here
     const Measurement m = (*evaluator)->Evaluate(Candidate{jit, {}, (*evaluator)->Toolchain(), (*evaluator)->Flags()});
     CHECK(m.outcome == Outcome::kRejected);
@@ -113,10 +113,10 @@ TEST_SUITE("baseline") {
 
   TEST_CASE("the built-in softmax's oneDNN baseline links, runs on its JIT in the sandbox, and beats the reference") {
     auto task = FindTask("softmax", {testing::TasksDir()});
-    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     REQUIRE(task->baseline_libs == std::vector<std::string>{"dnnl", "gomp"});
     auto evaluator = MakeCpuEvaluator(*task, testing::FastOptions());
-    REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
+    REQUIRE_MESSAGE(evaluator.has_value(), testing::ErrorOf(evaluator));
     const Measurement m = EvaluateReference(**evaluator, *task);
     CHECK(m.baseline_speedup > 2.0);
     MESSAGE("oneDNN softmax over the reference: " << m.baseline_speedup << "x");
@@ -129,12 +129,12 @@ TEST_SUITE("baseline") {
     // worker's own, and once counted as idle time it had the baseline
     // rejected as "kept running after its calls returned".
     auto task = FindTask("softmax", {testing::TasksDir()});
-    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     CpuEvaluatorOptions options = testing::FastOptions();
     options.measure.min_time_s = 0.2;
     options.measure.min_samples = 10;
     auto evaluator = MakeCpuEvaluator(*task, options);
-    REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
+    REQUIRE_MESSAGE(evaluator.has_value(), testing::ErrorOf(evaluator));
     const Measurement m = EvaluateReference(**evaluator, *task);
     CHECK(m.baseline_speedup > 2.0);
   }

@@ -4,6 +4,8 @@
 
 #include <doctest.h>
 
+#include "tests/testing.h"
+
 namespace kestrel {
 namespace {
 
@@ -24,7 +26,7 @@ TEST_SUITE("command_answer") {
     const std::string answer = R"({"protocol": 1, "nonce": "abc", "outcome": "measured", "shapes": [
         {"shape": {"n": 4}, "candidate_s": [1e-6], "reference_s": [2e-6], "max_abs_error": 0, "max_rel_error": 0}]})";
     auto parsed = ParseCommandAnswer(answer, shapes, "abc");
-    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    REQUIRE_MESSAGE(parsed.has_value(), testing::ErrorOf(parsed));
     CHECK(parsed->outcome == Outcome::kMeasured);
     CHECK(parsed->shapes.at(0).candidate_seconds == std::vector<double>{1e-6});
     CHECK(!parsed->profile);
@@ -36,7 +38,7 @@ TEST_SUITE("command_answer") {
         {"shape": {"n": 4}, "candidate_s": [1e-6], "reference_s": [2e-6], "max_abs_error": 0, "max_rel_error": 0}],
         "profile": {"roofline": {"fraction": 0.5, "bound": "memory"}, "unavailable": ["ncu: no GPU"]}})";
     auto parsed = ParseCommandAnswer(answer, shapes, "abc");
-    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    REQUIRE_MESSAGE(parsed.has_value(), testing::ErrorOf(parsed));
     REQUIRE(parsed->profile);
     CHECK(parsed->profile->roofline->fraction == 0.5);
     CHECK(parsed->profile->unavailable == std::vector<std::string>{"ncu: no GPU"});

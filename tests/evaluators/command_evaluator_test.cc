@@ -26,7 +26,7 @@ bool Contains(const std::string& text, const std::string& part) { return text.fi
 
 Task ExampleTask() {
   auto task = LoadTask(testing::SourceDir() / "examples" / "command" / "poly");
-  REQUIRE_MESSAGE(task.has_value(), task.error().message());
+  REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
   return *task;
 }
 
@@ -108,7 +108,7 @@ TEST_SUITE("command_evaluator") {
     CommandEvaluatorOptions options = FakeOptions();
     options.executor = cluster;
     auto made = MakeCommandEvaluator(ExampleTask(), options);
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
     const auto evaluate = [&] {
       const Measurement m = evaluator.Evaluate(Candidate{"/* honest */", {}, evaluator.Toolchain(), {}});
@@ -187,7 +187,7 @@ TEST_SUITE("command_evaluator") {
       run.push_back(given);
       options.run = run;
       auto made = MakeCommandEvaluator(ExampleTask(), options);
-      REQUIRE_MESSAGE(made.has_value(), made.error().message());
+      REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
       const BuildResult built = (*made)->Build(Candidate{seed, plain, (*made)->Toolchain(), (*made)->Flags()});
       REQUIRE_MESSAGE(built.ok, built.log);
       CHECK(built.code_hash.empty());
@@ -205,7 +205,7 @@ TEST_SUITE("command_evaluator") {
     options.build = {"bash", (scripts / "build_with_note.sh").string(), "{task_dir}/build.sh", "{source}", "{build_dir}",
                      "{knob_flags}"};
     auto made = MakeCommandEvaluator(ExampleTask(), options);
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& noted = **made;
     const auto hash = [&](Evaluator& evaluator, const std::string& source, const std::string& note) {
       const BuildResult built = evaluator.Build(Candidate{
@@ -228,7 +228,7 @@ TEST_SUITE("command_evaluator") {
     const std::vector<std::string> example_run = ExampleOptions().run;
     options.run.insert(options.run.end(), example_run.begin(), example_run.end());
     made = MakeCommandEvaluator(ExampleTask(), options);
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     const Candidate candidate{seed, {{"TABLE", "0"}, {"FLOAT", "0"}, {"UNROLL", "1"}}, (*made)->Toolchain(), (*made)->Flags()};
     const BuildResult built = (*made)->Build(candidate);
     REQUIRE(built.code_hash.size() == 64);
@@ -460,7 +460,7 @@ TEST_SUITE("command_evaluator") {
       CAPTURE(platform);
       const auto dir = testing::SourceDir() / "examples" / "command" / platform;
       auto tasks = LoadTasks({dir});
-      REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+      REQUIRE_MESSAGE(tasks.has_value(), testing::ErrorOf(tasks));
       REQUIRE(tasks->size() == 1);
       CHECK(tasks->front().language == "python");
       const auto config = nlohmann::json::parse(testing::ReadFile(dir / (std::string(platform) + ".json")));

@@ -97,7 +97,7 @@ TEST_SUITE("command_sandbox") {
     config.binds = {extra.string()};
     config.pass_env = {"KESTREL_PASSED"};
     auto sandbox = CommandSandbox::Make(config, work);
-    REQUIRE_MESSAGE(sandbox.has_value(), sandbox.error().message());
+    REQUIRE_MESSAGE(sandbox.has_value(), testing::ErrorOf(sandbox));
     CHECK(sandbox->Confined());
     CHECK(sandbox->Gap().empty());
     CHECK(sandbox->Summary().find("bwrap") != std::string::npos);
@@ -128,7 +128,7 @@ TEST_SUITE("command_sandbox") {
     run.argv = sandbox->Wrap({"bash", "-c", script}, task, build, work);
     run.timeout_s = 30;
     auto ran = RunSubprocess(run);
-    REQUIRE_MESSAGE(ran.has_value(), ran.error().message());
+    REQUIRE_MESSAGE(ran.has_value(), testing::ErrorOf(ran));
     INFO(ran->log);
     REQUIRE(ran->Succeeded());
     const auto seen = Lines(ran->log);

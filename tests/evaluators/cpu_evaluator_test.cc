@@ -90,7 +90,7 @@ TEST_SUITE("cpu_evaluator") {
     options.flush_cache = true;
     options.measure.run_timeout_s = 60;  // each sample is preceded by writing up to 128 MiB
     auto made = MakeCpuEvaluator(testing::MakeScaleTask(), options);
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     const Measurement m = (*made)->Evaluate(testing::MakeCandidate(**made, "scale_ref", {}));
     INFO(m.reason << "\n" << m.log);
     REQUIRE(m.outcome == Outcome::kMeasured);

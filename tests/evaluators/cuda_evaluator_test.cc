@@ -38,7 +38,7 @@ bool Contains(const std::string& text, const std::string& part) { return text.fi
 
 Task LoadCudaTask(const std::string& name) {
   auto task = LoadTask(testing::TasksDir() / name);
-  REQUIRE_MESSAGE(task.has_value(), task.error().message());
+  REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
   return *task;
 }
 
@@ -187,7 +187,7 @@ TEST_SUITE("cuda_evaluator") {
     CHECK(!ran->timed_out);
     CHECK(ran->signal == 0);
     auto result = ParseJobResult(ran->result);
-    REQUIRE_MESSAGE(result.has_value(), result.error().message());
+    REQUIRE_MESSAGE(result.has_value(), testing::ErrorOf(result));
     CHECK(result->nonce == job.nonce);
     if (!HaveGpu()) {
       CHECK(ran->exit_code == 3);
@@ -226,7 +226,7 @@ TEST_SUITE("cuda_evaluator") {
     view.sys = true;
     view.cwd = dir.path();
     auto confine = DefaultConfinePath();
-    REQUIRE_MESSAGE(confine.has_value(), confine.error().message());
+    REQUIRE_MESSAGE(confine.has_value(), testing::ErrorOf(confine));
     view.confine = *confine;  // the runner and libcudart under the seccomp denylist
     const auto sandbox = ProgramSandboxArgs(DetectSandbox().bwrap_path, ProgramEnvironment({}, dir.path()), view);
     const CudaDeviceReport inside = ProbeCudaDevices(runner, *LocalExecutor(), dir.path(), sandbox);
@@ -285,7 +285,7 @@ TEST_SUITE("cuda_evaluator") {
     }
     const Task task = LoadCudaTask("softmax_cuda");
     auto made = MakeCudaEvaluator(task, FastOptions());
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
     CHECK(evaluator.CanProfile());
     const Candidate reference{task.reference.text, {}, evaluator.Toolchain(), evaluator.Flags()};
@@ -293,7 +293,7 @@ TEST_SUITE("cuda_evaluator") {
     const Measurement measured = evaluator.Measure(reference, build);
     REQUIRE(measured.outcome == Outcome::kMeasured);
     auto profile = evaluator.ProfileBuilt(reference, build, measured);
-    REQUIRE_MESSAGE(profile.has_value(), profile.error().message());
+    REQUIRE_MESSAGE(profile.has_value(), testing::ErrorOf(profile));
     CHECK(profile->scaling.size() == task.shapes.size());
     for (const auto& point : profile->scaling) CHECK(point.ns_per_element > 0);
     REQUIRE(profile->unavailable.size() == 1);
@@ -307,7 +307,7 @@ TEST_SUITE("cuda_evaluator") {
     }
     const Task task = LoadCudaTask("softmax_cuda");
     auto made = MakeCudaEvaluator(task, FastOptions());
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
     const auto eval = [&](const std::string& source) {
       const Measurement m = evaluator.Evaluate(Candidate{source, {}, evaluator.Toolchain(), evaluator.Flags()});

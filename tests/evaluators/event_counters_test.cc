@@ -58,12 +58,12 @@ BuildResult Built(CpuEvaluator& evaluator, const std::string& kernel) {
 
 TEST_CASE("this process's page faults, counted only while the counters are on") {
   auto counters = EventCounters::Open(0, {"page-faults", "task-clock"});
-  REQUIRE_MESSAGE(counters, counters.error().message());
+  REQUIRE_MESSAGE(counters, testing::ErrorOf(counters));
   REQUIRE(counters->Enable());
   TouchFreshPages(256);
   REQUIRE(counters->Disable());
   auto first = counters->Read();
-  REQUIRE_MESSAGE(first, first.error().message());
+  REQUIRE_MESSAGE(first, testing::ErrorOf(first));
   auto named = ByName(*first);
   CHECK(named["page-faults"].value >= 256);
   CHECK(named["page-faults"].value < 256 + 64);
@@ -93,7 +93,7 @@ TEST_CASE("an unknown event is refused by name; hardware events are counted wher
 
   auto hardware = EventCounters::Open(0, {"instructions"});
   if (PmuUnavailableReason().empty()) {
-    REQUIRE_MESSAGE(hardware, hardware.error().message());
+    REQUIRE_MESSAGE(hardware, testing::ErrorOf(hardware));
     REQUIRE(hardware->Enable());
     volatile double sum = 0;
     for (int i = 0; i < 1'000'000; ++i) sum = sum + i;
@@ -117,10 +117,10 @@ TEST_CASE("the runner counts a candidate's counted calls on its worker, and noth
   const std::vector<std::string> events = {"page-faults", "task-clock"};
 
   auto four = evaluator.CountEvents(touches, events, 0, 4);
-  REQUIRE_MESSAGE(four, four.error().message());
+  REQUIRE_MESSAGE(four, testing::ErrorOf(four));
   const auto start = std::chrono::steady_clock::now();
   auto sixteen = evaluator.CountEvents(touches, events, 0, 16);
-  REQUIRE_MESSAGE(sixteen, sixteen.error().message());
+  REQUIRE_MESSAGE(sixteen, testing::ErrorOf(sixteen));
   MESSAGE("a counting job of 16 calls on n=100000: "
           << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
   auto named4 = ByName(*four);
@@ -136,13 +136,13 @@ TEST_CASE("the runner counts a candidate's counted calls on its worker, and noth
   // The reference's loop faults nothing once its buffers are touched.
   const BuildResult plain = Built(evaluator, "scale_ref");
   auto quiet = evaluator.CountEvents(plain, events, 0, 16);
-  REQUIRE_MESSAGE(quiet, quiet.error().message());
+  REQUIRE_MESSAGE(quiet, testing::ErrorOf(quiet));
   CHECK(ByName(*quiet)["page-faults"].value < kPagesPerCall / 2);
 
   // CPU time follows the work: the same loop a hundred times over.
   const BuildResult slow = Built(evaluator, "scale_slow");
   auto heavy = evaluator.CountEvents(slow, events, 0, 16);
-  REQUIRE_MESSAGE(heavy, heavy.error().message());
+  REQUIRE_MESSAGE(heavy, testing::ErrorOf(heavy));
   CHECK(ByName(*heavy)["task-clock"].value > 10 * ByName(*quiet)["task-clock"].value);
 
   // Bad requests are refused before any job; the PMU's events are counted
@@ -151,7 +151,7 @@ TEST_CASE("the runner counts a candidate's counted calls on its worker, and noth
   CHECK_FALSE(evaluator.CountEvents(plain, {}, 0, 4));
   auto pmu = evaluator.CountEvents(plain, PmuEvents(), 0, 4);
   if (PmuUnavailableReason().empty()) {
-    REQUIRE_MESSAGE(pmu, pmu.error().message());
+    REQUIRE_MESSAGE(pmu, testing::ErrorOf(pmu));
     CHECK(ByName(*pmu)["instructions"].value > 4 * 100000);  // one multiply-add per element at least
   } else {
     REQUIRE_FALSE(pmu);
@@ -171,7 +171,7 @@ TEST_CASE("a kernel cannot stop or reset the counters its supervisor holds") {
   // PERF_EVENT_IOC_DISABLE and _RESET on each of its descriptors: it holds
   // no counter, and every fault of its 4 counted calls is counted.
   auto reset = attack("p_resets_counters");
-  REQUIRE_MESSAGE(reset, reset.error().message());
+  REQUIRE_MESSAGE(reset, testing::ErrorOf(reset));
   CHECK(ByName(*reset)["page-faults"].value >= 4 * kPagesPerCall);
   CHECK(ByName(*reset)["page-faults"].value < 5 * kPagesPerCall);
   // prctl(PR_TASK_PERF_EVENTS_DISABLE) would stop them: the allowlist ends
@@ -187,7 +187,7 @@ TEST_CASE("the profile's counts come from the source the evaluator is told to us
     CpuEvaluatorOptions options = testing::FastOptions();
     options.profile_counters = counters;
     auto evaluator = CpuEvaluator::Create(testing::MakeScaleTask(), options);
-    REQUIRE_MESSAGE(evaluator, evaluator.error().message());
+    REQUIRE_MESSAGE(evaluator, testing::ErrorOf(evaluator));
     const Candidate candidate = testing::MakeCandidate(**evaluator, "scale_ref");
     const BuildResult build = (*evaluator)->Build(candidate);
     REQUIRE_MESSAGE(build.ok, build.log);

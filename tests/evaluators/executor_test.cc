@@ -82,7 +82,7 @@ struct SlurmFixture {
   std::shared_ptr<const Executor> Make() {
     options.shared_dir = dir.path() / "shared";
     auto executor = MakeSlurmExecutor(options, cluster);
-    REQUIRE_MESSAGE(executor.has_value(), executor.error().message());
+    REQUIRE_MESSAGE(executor.has_value(), testing::ErrorOf(executor));
     return *executor;
   }
   SubprocessOptions Process(double timeout_s = 30) const {
@@ -94,7 +94,7 @@ struct SlurmFixture {
   }
   SubprocessResult Run(const SubprocessOptions& process, const std::string& stem = "time") {
     auto ran = Make()->Run(process, stem);
-    REQUIRE_MESSAGE(ran.has_value(), ran.error().message());
+    REQUIRE_MESSAGE(ran.has_value(), testing::ErrorOf(ran));
     return *ran;
   }
   // A job that ended in `state` with scontrol's ExitCode `exit_code`.

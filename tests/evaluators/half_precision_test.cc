@@ -74,7 +74,7 @@ TEST_SUITE("half precision") {
     Task task = HalfTask(ScalarType::kF16);
     task.reference = {"reference.cpp", kF16Reference};
     auto made = MakeCpuEvaluator(task, testing::FastOptions());
-    REQUIRE_MESSAGE(made.has_value(), (made ? "" : made.error().message()));
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
     const Measurement same = Evaluate(evaluator, kF16Reference);
     CHECK_MESSAGE(same.outcome == Outcome::kMeasured, same.reason);
@@ -95,7 +95,7 @@ TEST_SUITE("half precision") {
                                   "  for (int64_t i = 0; i < n; ++i) y[i] = Narrow((double)a * Widen(x[i]) + 1.0);\n}\n";
     task.reference = {"reference.cpp", reference};
     auto made = MakeCpuEvaluator(task, testing::FastOptions());
-    REQUIRE_MESSAGE(made.has_value(), (made ? "" : made.error().message()));
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
     const Measurement same = Evaluate(evaluator, reference);
     CHECK_MESSAGE(same.outcome == Outcome::kMeasured, same.reason);

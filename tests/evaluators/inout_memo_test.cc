@@ -31,7 +31,7 @@ Task MakeInPlaceTask() {
 
 TEST_CASE("a memo of an inout's contents is wrong or measured at its honest speed") {
   auto made = MakeCpuEvaluator(MakeInPlaceTask(), testing::FastOptions());
-  REQUIRE_MESSAGE(made, (made ? "" : made.error().message()));
+  REQUIRE_MESSAGE(made, testing::ErrorOf(made));
   Evaluator& evaluator = **made;
   const auto eval = [&](const std::string& name) {
     return evaluator.Evaluate(Candidate{testing::KernelSource(name), {}, evaluator.Toolchain(), evaluator.Flags()});

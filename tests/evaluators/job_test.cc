@@ -272,7 +272,7 @@ TEST_SUITE("compare") {
   TEST_CASE("the host report of kestrel-runner --host survives the round trip; a malformed one is refused") {
     const HostInfo here = DetectHost();
     auto back = ParseHost(HostToJson(here));
-    REQUIRE_MESSAGE(back.has_value(), back.error().message());
+    REQUIRE_MESSAGE(back.has_value(), testing::ErrorOf(back));
     CHECK(back->Key() == here.Key());
     CHECK(back->cores == here.cores);
     CHECK(back->l2_bytes == here.l2_bytes);

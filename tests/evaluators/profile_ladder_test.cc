@@ -184,7 +184,7 @@ TEST_CASE("a measured candidate's profile: its measurement's roofline and scalin
   const Measurement measured = evaluator.Measure(candidate, build);
   REQUIRE_MESSAGE(measured.outcome == Outcome::kMeasured, measured.reason);
   auto profile = evaluator.ProfileBuilt(candidate, build, measured);
-  REQUIRE_MESSAGE(profile, profile.error().message());
+  REQUIRE_MESSAGE(profile, testing::ErrorOf(profile));
   INFO(ProfileDigest(*profile));
   REQUIRE(profile->roofline);
   CHECK(profile->roofline->shape == "n=1000");
@@ -214,7 +214,7 @@ TEST_CASE("a measured candidate's profile: its measurement's roofline and scalin
   request.source = dir / "shim.cpp";
   request.library = dir / "kernel.so";
   auto compiled = CompileWithRemarks(request, evaluator.Toolchain());
-  REQUIRE_MESSAGE(compiled, compiled.error().message());
+  REQUIRE_MESSAGE(compiled, testing::ErrorOf(compiled));
   REQUIRE(!compiled->missed.empty());
   CHECK(profile->remarks->vectorized == compiled->vectorized);
   CHECK(profile->remarks->missed == compiled->missed);
@@ -244,7 +244,7 @@ TEST_CASE("each compiler's remarks: GCC's -fopt-info and, where clang is install
     request.source = dir / "shim.cpp";
     request.library = dir / "kernel.so";
     auto remarks = CompileWithRemarks(request, *version);
-    REQUIRE_MESSAGE(remarks, remarks.error().message());
+    REQUIRE_MESSAGE(remarks, testing::ErrorOf(remarks));
     INFO(compiler << ": " << ProfileDigest(Profile{.remarks = *remarks}));
     CHECK(remarks->compiler == *version);
     REQUIRE(!remarks->vectorized.empty());

@@ -12,14 +12,14 @@ namespace {
 TEST_SUITE("cpu_evaluator") {
   TEST_CASE("softmax: the reference evaluated as a candidate") {
     auto task = LoadTask(testing::TasksDir() / "softmax");
-    REQUIRE_MESSAGE(task.has_value(), task.error().message());
+    REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     CpuEvaluatorOptions options = testing::FastOptions();
     options.flags = {"-O3", "-march=native"};
     options.measure.min_time_s = 0.3;
     options.measure.min_samples = 10;
     options.measure.run_timeout_s = 60;
     auto evaluator = MakeCpuEvaluator(*task, options);
-    REQUIRE_MESSAGE(evaluator.has_value(), evaluator.error().message());
+    REQUIRE_MESSAGE(evaluator.has_value(), testing::ErrorOf(evaluator));
     const Candidate candidate{task->reference.text, {}, (*evaluator)->Toolchain(), (*evaluator)->Flags()};
     const Measurement m = (*evaluator)->Evaluate(candidate);
     INFO(ToString(m.outcome) << ": " << m.reason << "\n" << m.log);

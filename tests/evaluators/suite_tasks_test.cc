@@ -80,7 +80,7 @@ std::set<std::string> TasksWanted() {
 
 std::vector<Task> SuiteTasks() {
   auto tasks = LoadTasks({testing::TasksDir()});
-  REQUIRE_MESSAGE(tasks.has_value(), tasks.error().message());
+  REQUIRE_MESSAGE(tasks.has_value(), testing::ErrorOf(tasks));
   const std::set<std::string> wanted = TasksWanted();
   std::vector<Task> suite;
   for (Task& task : *tasks) {

@@ -25,7 +25,7 @@ namespace kestrel::testing {
 
 template <class T>
 T Must(Result<T> result) {
-  REQUIRE_MESSAGE(result.has_value(), result.error().message());
+  REQUIRE_MESSAGE(result.has_value(), testing::ErrorOf(result));
   return std::move(*result);
 }
 

@@ -288,7 +288,7 @@ TEST_SUITE("engine") {
     auto summary = harness.Run(evaluator, Config());
     done = true;
     stopper.join();
-    REQUIRE_MESSAGE(summary.has_value(), summary.error().message());
+    REQUIRE_MESSAGE(summary.has_value(), testing::ErrorOf(summary));
     CHECK(summary->stop_reason == StopKind::kSignal);
     CHECK(summary->interrupted);
     CHECK(summary->evaluations >= 3);

@@ -362,10 +362,10 @@ TEST_CASE("the example LLM run configs load and make their mutators") {
   for (const char* name : {"openai.json", "anthropic.json", "local.json"}) {
     CAPTURE(name);
     auto config = LoadRunConfig(std::filesystem::path(source_dir) / "configs" / "runs" / name);
-    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    REQUIRE_MESSAGE(config.has_value(), testing::ErrorOf(config));
     CHECK(Validate(*config, name).has_value());
     auto mutators = MakeMutators(*config, task, HostInfo{}, std::make_shared<Budget>(config->budget));
-    REQUIRE_MESSAGE(mutators.has_value(), mutators.error().message());
+    REQUIRE_MESSAGE(mutators.has_value(), testing::ErrorOf(mutators));
     REQUIRE(mutators->size() == 2);
     CHECK((*mutators)[1]->Kind() == "llm");
   }

@@ -57,7 +57,7 @@ json With(const std::string& json_pointer, const json& value) {
 TEST_SUITE("run_config") {
   TEST_CASE("the CONTRACT.md example with a knob mutator parses to the values it states") {
     auto config = ParseRunConfig(ContractExample(false), "run.json");
-    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    REQUIRE_MESSAGE(config.has_value(), testing::ErrorOf(config));
     CHECK(config->task == "softmax");
     CHECK(config->strategy.name == "graph-ucb");
     CHECK(config->strategy.exploration == doctest::Approx(1.0));
@@ -79,7 +79,7 @@ TEST_SUITE("run_config") {
 
   TEST_CASE("the example with its llm mutator parses, keeping the key's variable name only") {
     auto config = ParseRunConfig(ContractExample(true), "run.json");
-    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    REQUIRE_MESSAGE(config.has_value(), testing::ErrorOf(config));
     REQUIRE(config->mutators.size() == 2);
     const MutatorConfig& llm = config->mutators[1];
     CHECK(llm.kind == "llm");
@@ -99,10 +99,10 @@ TEST_SUITE("run_config") {
     json document = ContractExample(true);
     document["mutators"][1]["variants"] = 4;
     auto config = ParseRunConfig(document, "run.json");
-    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    REQUIRE_MESSAGE(config.has_value(), testing::ErrorOf(config));
     CHECK(config->mutators[1].variants == 4);
     auto again = ParseRunConfig(ToJson(*config), "stored config");
-    REQUIRE_MESSAGE(again.has_value(), again.error().message());
+    REQUIRE_MESSAGE(again.has_value(), testing::ErrorOf(again));
     CHECK(again->mutators[1].variants == 4);
   }
 
@@ -113,7 +113,7 @@ TEST_SUITE("run_config") {
       REQUIRE(first.has_value());
       const json written = ToJson(*first);
       auto second = ParseRunConfig(written, "stored config");
-      REQUIRE_MESSAGE(second.has_value(), second.error().message());
+      REQUIRE_MESSAGE(second.has_value(), testing::ErrorOf(second));
       CHECK(ToJson(*second) == written);
       CHECK(second->budget.time->count() == doctest::Approx(first->budget.time->count()));
       CHECK(second->budget.evaluations == first->budget.evaluations);
@@ -133,7 +133,7 @@ TEST_SUITE("run_config") {
   TEST_CASE("evaluator.profile_counters: auto by default, pmu or cachegrind, round-trips, cpu only") {
     CHECK(RunConfig{}.evaluator.profile_counters == "auto");
     auto parsed = ParseRunConfig(json{{"task", "softmax"}, {"evaluator", {{"profile_counters", "cachegrind"}}}}, "c.json");
-    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    REQUIRE_MESSAGE(parsed.has_value(), testing::ErrorOf(parsed));
     CHECK(parsed->evaluator.profile_counters == "cachegrind");
     CHECK(ToJson(*parsed).at("evaluator").at("profile_counters") == "cachegrind");
     auto wrong = ParseRunConfig(json{{"task", "softmax"}, {"evaluator", {{"profile_counters", "perf"}}}}, "c.json");
@@ -147,7 +147,7 @@ TEST_SUITE("run_config") {
 
   TEST_CASE("evaluator kind command: the shipped example parses and round-trips; each kind refuses the other's fields") {
     auto example = LoadRunConfig(testing::SourceDir() / "examples" / "command" / "poly.json");
-    REQUIRE_MESSAGE(example.has_value(), example.error().message());
+    REQUIRE_MESSAGE(example.has_value(), testing::ErrorOf(example));
     CHECK(example->evaluator.kind == "command");
     CHECK(example->evaluator.build.at(1) == "{task_dir}/build.sh");
     CHECK(example->evaluator.run.at(0) == "{build_dir}/bench");
@@ -155,7 +155,7 @@ TEST_SUITE("run_config") {
     const json written = ToJson(*example);
     CHECK_FALSE(written.at("evaluator").contains("compiler"));
     auto again = ParseRunConfig(written, "stored config");
-    REQUIRE_MESSAGE(again.has_value(), again.error().message());
+    REQUIRE_MESSAGE(again.has_value(), testing::ErrorOf(again));
     CHECK(ToJson(*again) == written);
     CHECK_FALSE(ToJson(RunConfig{}).at("evaluator").contains("run"));
 
@@ -180,14 +180,14 @@ TEST_SUITE("run_config") {
     sandboxed["evaluator"]["devices"] = {"/dev/nvidia*"};
     sandboxed["evaluator"]["pass_env"] = {"CUDA_VISIBLE_DEVICES"};
     auto parsed = ParseRunConfig(sandboxed, "c.json");
-    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    REQUIRE_MESSAGE(parsed.has_value(), testing::ErrorOf(parsed));
     CHECK(parsed->evaluator.sandbox == "none");
     CHECK(parsed->evaluator.binds == std::vector<std::string>{"/opt/venv"});
     CHECK(parsed->evaluator.devices == std::vector<std::string>{"/dev/nvidia*"});
     CHECK(parsed->evaluator.pass_env == std::vector<std::string>{"CUDA_VISIBLE_DEVICES"});
     CHECK(ToJson(*parsed).at("evaluator").at("devices") == json{"/dev/nvidia*"});
     auto round = ParseRunConfig(ToJson(*parsed), "stored");
-    REQUIRE_MESSAGE(round.has_value(), round.error().message());
+    REQUIRE_MESSAGE(round.has_value(), testing::ErrorOf(round));
     CHECK(ToJson(*round) == ToJson(*parsed));
   }
 
@@ -198,7 +198,7 @@ TEST_SUITE("run_config") {
     document["executor"] = {{"kind", "slurm"}, {"partition", "gpu"}, {"gres", "gpu:1"}, {"time_limit", "10:00"},
                             {"shared_dir", "/shared/kestrel"}, {"sbatch_args", {"--qos=low"}}, {"builds", true}};
     auto parsed = ParseRunConfig(document, "c.json");
-    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    REQUIRE_MESSAGE(parsed.has_value(), testing::ErrorOf(parsed));
     CHECK(parsed->executor.kind == "slurm");
     CHECK(parsed->executor.gres == "gpu:1");
     CHECK(parsed->executor.sbatch_args == std::vector<std::string>{"--qos=low"});
@@ -215,7 +215,7 @@ TEST_SUITE("run_config") {
     };
     // Every evaluator kind runs its measure step through Slurm.
     auto cpu = ParseRunConfig(json{{"task", "t"}, {"executor", {{"kind", "slurm"}, {"shared_dir", "/s"}}}}, "c.json");
-    REQUIRE_MESSAGE(cpu.has_value(), cpu.error().message());
+    REQUIRE_MESSAGE(cpu.has_value(), testing::ErrorOf(cpu));
     CHECK(cpu->evaluator.kind == "cpu");
     CHECK(cpu->executor.kind == "slurm");
     json no_dir = document;
@@ -310,7 +310,7 @@ TEST_SUITE("run_config") {
     RunConfig config;
     config.task = "matmul";
     auto parsed = ParseRunConfig(ToJson(config), "defaults");
-    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+    REQUIRE_MESSAGE(parsed.has_value(), testing::ErrorOf(parsed));
     CHECK(ToJson(*parsed) == ToJson(config));
     CHECK_FALSE(parsed->budget.time.has_value());
     CHECK_FALSE(parsed->budget.evaluations.has_value());
@@ -403,7 +403,7 @@ TEST_SUITE("run_config") {
     auto config = ParseRunConfig(With("/strategy", json::parse(R"({"name": "beam", "exploration": 0.5,
         "subtree_weight": 0.25, "beam_width": 6, "keep_factor": 3, "islands": 5, "migration_interval": 7})")),
                                  "run.json");
-    REQUIRE_MESSAGE(config.has_value(), config.error().message());
+    REQUIRE_MESSAGE(config.has_value(), testing::ErrorOf(config));
     CHECK(config->strategy.name == "beam");
     CHECK(config->strategy.exploration == doctest::Approx(0.5));
     CHECK(config->strategy.subtree_weight == doctest::Approx(0.25));
@@ -418,7 +418,7 @@ TEST_SUITE("run_config") {
       const json written = ToJson(original);
       CHECK(written.at("strategy").at("name") == name);
       auto parsed = ParseRunConfig(written, "stored config");
-      REQUIRE_MESSAGE(parsed.has_value(), parsed.error().message());
+      REQUIRE_MESSAGE(parsed.has_value(), testing::ErrorOf(parsed));
       CHECK(ToJson(*parsed) == written);
     }
     // The stored config names the parameters its strategy reads.
@@ -497,7 +497,7 @@ TEST_SUITE("run_config") {
       const auto path = dir / "ok.json";
       testing::WriteFile(path, ContractExample(false).dump());
       auto config = LoadRunConfig(path);
-      REQUIRE_MESSAGE(config.has_value(), config.error().message());
+      REQUIRE_MESSAGE(config.has_value(), testing::ErrorOf(config));
       CHECK(config->task == "softmax");
     }
   }

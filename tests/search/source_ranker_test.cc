@@ -235,7 +235,7 @@ struct Mutators {
     config.mutators[0].variants = variants;
     budget = std::make_shared<Budget>(config.budget);
     auto made = MakeMutators(config, task, HostInfo{}, budget);
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     mutator = std::move((*made)[0]);
   }
   RunConfig config;

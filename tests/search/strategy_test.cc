@@ -20,6 +20,7 @@
 #include "search/strategies/strategies.h"
 #include "search/strategies/strategy.h"
 #include "search/strategies/ucb_index.h"
+#include "tests/testing.h"
 
 using namespace kestrel;
 
@@ -29,7 +30,7 @@ const char* const kNames[] = {"graph-ucb", "beam", "greedy", "islands", "random"
 
 std::unique_ptr<Strategy> Make(const StrategyConfig& config) {
   auto strategy = MakeStrategy(config);
-  REQUIRE_MESSAGE(strategy.has_value(), strategy.error().message());
+  REQUIRE_MESSAGE(strategy.has_value(), testing::ErrorOf(strategy));
   return std::move(*strategy);
 }
 
@@ -850,7 +851,7 @@ TEST_SUITE("strategy: state") {
         const std::string saved = original->SaveState().dump();
         auto restored = Make(ConfigFor(name));
         const auto status = restored->RestoreState(nlohmann::json::parse(saved));
-        REQUIRE_MESSAGE(status.has_value(), status.error().message());
+        REQUIRE_MESSAGE(status.has_value(), testing::ErrorOf(status));
         CHECK(restored->SaveState().dump() == saved);
         std::mt19937_64 rng_a = rng, rng_b = rng;
         for (int i = 0; i < 30; ++i) {
@@ -972,10 +973,10 @@ TEST_SUITE("strategy: journal") {
     std::unique_ptr<Strategy> Resume(const StrategyConfig& config) const {
       auto strategy = Make(config);
       const auto restored = strategy->RestoreState(nlohmann::json::parse(state));
-      REQUIRE_MESSAGE(restored.has_value(), restored.error().message());
+      REQUIRE_MESSAGE(restored.has_value(), testing::ErrorOf(restored));
       for (const std::string& row : journal) {
         const auto replayed = strategy->Replay(nlohmann::json::parse(row));
-        REQUIRE_MESSAGE(replayed.has_value(), replayed.error().message());
+        REQUIRE_MESSAGE(replayed.has_value(), testing::ErrorOf(replayed));
       }
       return strategy;
     }
