@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "evaluators/compare.h"
+#include "evaluators/runner/call_estimate.h"
 #include "evaluators/runner/call_layout.h"
 #include "evaluators/runner/mapped_file.h"
 #include "evaluators/runner/inputs.h"
@@ -252,45 +253,51 @@ class Timed {
   // The first batch calls slots 0 .. sets - 1 on their input sets as drawn
   // (nothing perturbed yet): their outputs are the first outputs, which go
   // to `keep` (see FirstOutputs); without `keep` it calls slot 0 only. Its
-  // pages touched first, the batch's seconds per call are the estimate when
-  // it lasted kMinSampleSeconds; a faster kernel is called again, in
-  // batches on the same slots until kMinSampleSeconds have passed, and the
-  // estimate is taken from those (caches warm, as in a sample).
+  // pages touched first, more batches on the same slots (caches warm, as in
+  // a sample) until the estimate is made: the fastest batch's seconds per
+  // call, the control channel's round trip taken off (CallEstimate).
   Result<std::optional<WorkerVerdict>> WarmUp(Deadline deadline, FirstOutputs* keep) {
     const auto first_calls = keep != nullptr ? static_cast<std::uint32_t>(layout_->sets) : 1U;
     if (auto bad = TouchPages(first_calls, deadline)) return bad;
-    double per_call = 0;
-    if (auto bad = Batch(first_calls, deadline, &per_call)) return bad;
+    if (auto bad = MeasureRoundTrip(deadline)) return bad;
+    CallEstimate estimate(round_trip_, first_calls, kMinSampleSeconds, kMaxWarmCalls, kMaxSampleSeconds);
+    double seconds = 0;
+    if (auto bad = Batch(first_calls, deadline, &seconds)) return bad;
     if (keep != nullptr) {
       for (std::uint32_t k = 0; k < first_calls; ++k) {
         if (auto kept = KeepResults(k, *keep); !kept) return Fail(kept.error());
       }
     }
-    if (per_call * first_calls >= kMinSampleSeconds) {
-      per_call_ = std::max(per_call, 1e-9);
-      return std::optional<WorkerVerdict>();
+    estimate.Add(first_calls, seconds);
+    while (!estimate.Done()) {
+      const std::uint32_t batch = estimate.NextBatch();
+      if (auto bad = Batch(batch, deadline, &seconds)) return bad;
+      estimate.Add(batch, seconds);
     }
-    // As few calls as make up a sample, on slots already called.
-    const auto batch = static_cast<std::uint32_t>(
-        std::clamp<double>(std::ceil(kMinSampleSeconds / std::max(per_call, 1e-9)), 1, first_calls));
-    double seconds = 0;
-    std::uint32_t calls = 0;
-    do {
-      if (auto bad = Batch(batch, deadline, &per_call)) return bad;
-      seconds += per_call * batch;
-      calls += batch;
-    } while (seconds < kMinSampleSeconds && calls < kMaxWarmCalls);
-    per_call_ = std::max(seconds / calls, 1e-9);
+    per_call_ = estimate.PerCall();
     return std::optional<WorkerVerdict>();
   }
-  // Slots 0 .. calls - 1 prepared and called: *per_call.
-  std::optional<WorkerVerdict> Batch(std::uint32_t calls, Deadline deadline, double* per_call) {
+  // Slots 0 .. calls - 1 prepared and called: *seconds, round trip included.
+  std::optional<WorkerVerdict> Batch(std::uint32_t calls, Deadline deadline, double* seconds) {
     for (std::uint32_t j = 0; j < calls; ++j) Prepare(j);
-    double seconds = 0;
-    if (auto bad = Run(0, calls, deadline, &seconds)) return bad;
-    *per_call = seconds / calls;
+    return Run(0, calls, deadline, seconds);
+  }
+  // The control channel's round trip: the fastest of a few empty runs,
+  // measured once per job.
+  std::optional<WorkerVerdict> MeasureRoundTrip(Deadline deadline) {
+    if (round_trip_ >= 0) return std::nullopt;
+    constexpr int kEmptyRuns = 5;
+    double fastest = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < kEmptyRuns; ++i) {
+      double seconds = 0;
+      if (auto bad = Run(0, 0, deadline, &seconds)) return bad;
+      fastest = std::min(fastest, seconds);
+    }
+    round_trip_ = fastest;
     return std::nullopt;
   }
+  // -1 until measured (a kept reference's estimate needs none).
+  double round_trip() const { return round_trip_; }
   double per_call() const { return per_call_; }
   // An estimate known from before (a kept reference's last job), instead
   // of WarmUp's: its pages of slot 0 touched, no call.
@@ -397,6 +404,7 @@ class Timed {
   bool frozen_ = false;
   const ShapeLayout* layout_ = nullptr;
   std::uint32_t batch_ = 1;
+  double round_trip_ = -1;
   double total_ = 0;
   std::vector<double> samples_;
   double last_cpu_ = -1;
@@ -697,10 +705,12 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
               Milliseconds(cand.busy_cpu()).c_str(), Milliseconds(cand.busy_wall()).c_str(),
               Milliseconds(cand.idle_cpu()).c_str(), Milliseconds(cand.idle_wall()).c_str());
   std::printf("supervisor: timing %s in all: inputs %s, warm-up %s (the reference's seconds per call known from "
-              "the last job on %d of %zu shapes), fresh input elements %s, preparing samples %s, re-checks %s\n",
+              "the last job on %d of %zu shapes; the candidate's round trip %.0f us), fresh input elements %s, "
+              "preparing samples %s, re-checks %s\n",
               Milliseconds(since(job_start)).c_str(), Milliseconds(layout_s).c_str(),
-              Milliseconds(warmup_s).c_str(), known_shapes, job.shapes.size(), Milliseconds(perturb_s).c_str(),
-              Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(), Milliseconds(recheck_s).c_str());
+              Milliseconds(warmup_s).c_str(), known_shapes, job.shapes.size(), std::max(cand.round_trip(), 0.0) * 1e6,
+              Milliseconds(perturb_s).c_str(), Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(),
+              Milliseconds(recheck_s).c_str());
   if (auto finished = first.Finish(result); !finished) return Fail(finished.error());
   return std::optional<Stop>();
 }

@@ -49,7 +49,7 @@ struct StandIn {
     options.stdin_data = job;
     options.timeout_s = timeout_s;
     auto ran = pool.Run(options);
-    REQUIRE_MESSAGE(ran.has_value(), ran.error().message());
+    REQUIRE_MESSAGE(ran.has_value(), testing::ErrorOf(ran));
     return *ran;
   }
 };
@@ -139,7 +139,7 @@ TEST_SUITE("runner_pool") {
 
   TEST_CASE("a kept supervisor keeps the reference's worker and the regions, and clears the candidate's arena") {
     auto made = MakeCpuEvaluator(testing::MakeScaleTask(), testing::FastOptions());
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
     // The kernel looks for another candidate's mark in its arena, and
     // leaves its own when its worker exits: found, it answers wrong.
@@ -159,6 +159,16 @@ TEST_SUITE("runner_pool") {
       CHECK(m.log.find("known from the last job on 1 of 1 shapes") != std::string::npos);
       REQUIRE(m.shapes.size() == 1);
       CHECK(m.shapes[0].reference.count >= 5);
+      // The two kernels do the same work, so their samples hold about as
+      // many calls: a stall in the candidate's warm-up once made its
+      // estimate 2.3 ms for a 30 us call, its samples one call each, and
+      // the control channel's round trips half its time: 0.37-0.49x of the
+      // same work (runner/call_estimate.h).
+      const ShapeTiming& timing = m.shapes[0];
+      CAPTURE(timing.candidate_calls_per_sample);
+      CAPTURE(timing.reference_calls_per_sample);
+      CHECK(2 * timing.candidate_calls_per_sample > timing.reference_calls_per_sample);
+      CHECK(timing.candidate_calls_per_sample < 2 * timing.reference_calls_per_sample);
       CHECK(m.speedup > 0.5);
       CHECK(m.speedup < 2.0);
     }
@@ -186,7 +196,7 @@ void scale_add(const float* x, float* y, int64_t n, float a) {
     options.measure.run_timeout_s = 4;
     options.measure.min_time_s = 0.5;
     auto made = MakeCpuEvaluator(task, options);
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
     const Candidate candidate{spin, {}, evaluator.Toolchain(), evaluator.Flags()};
     int kept = 0, replaced = 0;
@@ -208,7 +218,7 @@ void scale_add(const float* x, float* y, int64_t n, float a) {
 
   TEST_CASE("a supervisor killed in the middle of a job: the candidate's result says so, and the next gets a fresh one") {
     auto made = MakeCpuEvaluator(testing::MakeScaleTask(), testing::FastOptions());
-    REQUIRE_MESSAGE(made.has_value(), made.error().message());
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
     const Candidate looping = testing::MakeCandidate(evaluator, "scale_infinite_loop");
     const BuildResult build = evaluator.Build(looping);
