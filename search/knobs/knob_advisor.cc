@@ -12,6 +12,7 @@
 #include "search/knobs/configuration_set.h"
 #include "search/knobs/cost_model.h"
 #include "search/knobs/knob_space.h"
+#include "search/knobs/parzen_estimator.h"
 
 namespace kestrel {
 namespace {
@@ -20,7 +21,8 @@ constexpr std::size_t kEnumerateLimit = 20000;  // spaces up to this size are ra
 constexpr std::size_t kTopKept = 10;            // best configurations kept for crosses and pools
 constexpr std::size_t kMinToFit = 3;            // measured configurations before the model is used
 constexpr int kTries = 32;                      // draws per randomized technique
-constexpr double kModelExploration = 0.05;      // share of restarts in mode kModel
+constexpr double kModelExploration = 0.05;      // share of draws from the marginals in mode kModel
+constexpr std::size_t kMarginalDraws = 24;      // unseen draws from the marginals ranked (Optuna's default)
 constexpr double kModelRefinement = 0.2;        // share of one-step moves from the parent in mode kModel
 constexpr double kScreenShare = 0.05;           // the origin's steps are screened first when at most this share
 constexpr std::size_t kPolishTop = 3;           // polish the neighbourhood of the best, else the 2nd, else the 3rd
@@ -43,7 +45,14 @@ const std::vector<std::string>& Techniques() {
 }  // namespace
 
 struct KnobAdvisor::Space {
-  explicit Space(std::vector<KnobSpec> knobs) : space(std::move(knobs)), seen(space) {}
+  explicit Space(std::vector<KnobSpec> knobs)
+      : space(std::move(knobs)), seen(space), marginals(ValueCounts(space)) {}
+
+  static std::vector<std::size_t> ValueCounts(const KnobSpace& space) {
+    std::vector<std::size_t> counts;
+    for (const KnobSpec& knob : space.knobs()) counts.push_back(knob.values.size());
+    return counts;
+  }
 
   // Compact, for graphs of a million nodes: a key (two bytes a knob) and a float.
   struct Observation {
@@ -62,6 +71,7 @@ struct KnobAdvisor::Space {
   // arrived in).
   std::optional<std::pair<NodeId, std::string>> origin;
   CostModel model{kKnobTrees};
+  ParzenEstimator marginals;  // which knob values the fastest configurations share
   std::size_t fitted_to = 0;  // observations when the model was fitted
   std::vector<KnobValues> all;  // the whole space, when small enough to rank whole (filled on first use)
   std::vector<float> all_features;
@@ -75,6 +85,7 @@ struct KnobAdvisor::Space {
   void AddKey(NodeId node, std::string key, std::optional<double> speedup) {
     const bool ok = speedup && *speedup > 0;
     seen.Insert(key);
+    marginals.Add(node, key, ok ? static_cast<float>(*speedup) : 0.0f);
     // Grown by doubling as push_back would, in huge pages: a resumed graph's
     // million observations arrive at once.
     if (observed.size() == observed.capacity()) ReserveHuge(observed, std::max<std::size_t>(64, 2 * observed.size()));
@@ -308,6 +319,20 @@ std::vector<KnobAdvisor::Advice> KnobAdvisor::Try(const std::string& technique, 
       const std::vector<KnobValues>& all = space.All();
       for (std::size_t i = 0; i < all.size() && found.size() < 16; ++i) add(all[i], "restart: ");
     }
+  } else if (technique == "marginals") {
+    // Unseen draws from the fastest configurations' knob values, the likeliest
+    // to be good (by l/g) first.
+    std::vector<ParzenEstimator::Draw> unseen;
+    std::unordered_set<std::string> drawn;
+    for (ParzenEstimator::Draw& draw : space.marginals.Sample(4 * kMarginalDraws, rng)) {
+      if (unseen.size() == kMarginalDraws) break;
+      if (space.seen.Contains(draw.key) || !drawn.insert(draw.key).second) continue;
+      unseen.push_back(std::move(draw));
+    }
+    std::stable_sort(unseen.begin(), unseen.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+    for (const ParzenEstimator::Draw& draw : unseen) {
+      add(knobs.FromKey(draw.key), fmt::format("marginals (odds {:.1f}): ", std::exp(draw.score)));
+    }
   } else if (technique == "model") {
     if (!space.Fit()) return {};
     const bool whole = knobs.Size() <= kEnumerateLimit;
@@ -377,10 +402,11 @@ std::optional<KnobAdvisor::Advice> KnobAdvisor::Propose(const std::string& sourc
       } else {
         std::uniform_real_distribution<double> draw(0.0, 1.0);
         const double r = draw(rng);
-        first = space->Screening()                                       ? "screen"
-                : space->measured < kMinToFit || r < kModelExploration ? "restart"
-                : r < kModelExploration + kModelRefinement                ? "step"
-                                                                          : "model";
+        first = space->Screening()                           ? "screen"
+                : space->measured < kMinToFit                ? "restart"
+                : r < kModelExploration                      ? "marginals"
+                : r < kModelExploration + kModelRefinement    ? "step"
+                                                              : "model";
       }
       std::vector<std::string> order{first};
       for (const char* other : {"model", "restart", "multi", "cross", "step"}) {

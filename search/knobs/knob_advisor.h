@@ -10,6 +10,10 @@
 //            configurations (uniform crossover of two parents)
 //   restart  the farthest (in knobs that differ) of 16 uniform draws from
 //            everything measured: an unexplored region
+//   marginals  the unseen draw, of 24, likeliest to be good by the knob
+//            values the fastest configurations share (a ParzenEstimator:
+//            Hyperopt's and Optuna's TPE); it reads each knob on its own,
+//            where the model's trees see few rows of each interaction
 //   model    the unseen configuration the cost model predicts fastest
 //            (every configuration of a space of up to 20000; else a pool
 //            of steps, multi-knob moves and crosses of the best ten, and
@@ -21,7 +25,7 @@
 //            lowest node id: the seed), when they are at most 5% of the
 //            space: a one-at-a-time screen of each knob's effect
 //
-// Mode kModel screens first, then proposes `model` (a `restart` one time in
+// Mode kModel screens first, then proposes `model` (`marginals` one time in
 // twenty, a `step` two in ten, and restarts while fewer than 3 configurations
 // are measured); kPortfolio lets an AucBandit choose among model, step,
 // multi, cross and restart by which produced the latest improvements. A

@@ -141,9 +141,7 @@ std::vector<float> KnobSpace::Features(const KnobValues& values) const {
 std::string KnobSpace::Key(const KnobValues& values) const {
   std::string key(2 * knobs_.size(), '\0');
   for (std::size_t k = 0; k < knobs_.size(); ++k) {
-    const std::size_t index = IndexOf(k, values);
-    key[2 * k] = static_cast<char>(index & 0xff);
-    key[2 * k + 1] = static_cast<char>((index >> 8) & 0xff);
+    SetIndex(key, k, IndexOf(k, values));
   }
   return key;
 }
@@ -183,9 +181,7 @@ std::optional<std::string> KnobSpace::KeyOfStored(std::string_view text) const {
       if (knobs_[k].name != *name) continue;
       const auto& declared = knobs_[k].values;
       const auto found = std::find(declared.begin(), declared.end(), *value);
-      const std::size_t index = found == declared.end() ? 0 : static_cast<std::size_t>(found - declared.begin());
-      key[2 * k] = static_cast<char>(index & 0xff);
-      key[2 * k + 1] = static_cast<char>((index >> 8) & 0xff);
+      SetIndex(key, k, found == declared.end() ? 0 : static_cast<std::size_t>(found - declared.begin()));
       break;
     }
     if (expect(',')) continue;
@@ -195,13 +191,14 @@ std::optional<std::string> KnobSpace::KeyOfStored(std::string_view text) const {
   }
 }
 
-namespace {
-
-std::size_t IndexAt(const std::string& key, std::size_t knob) {
+std::size_t KnobSpace::IndexAt(const std::string& key, std::size_t knob) {
   return static_cast<unsigned char>(key[2 * knob]) | (static_cast<std::size_t>(static_cast<unsigned char>(key[2 * knob + 1])) << 8);
 }
 
-}  // namespace
+void KnobSpace::SetIndex(std::string& key, std::size_t knob, std::size_t index) {
+  key[2 * knob] = static_cast<char>(index & 0xff);
+  key[2 * knob + 1] = static_cast<char>((index >> 8) & 0xff);
+}
 
 KnobValues KnobSpace::FromKey(const std::string& key) const {
   KnobValues values;

@@ -64,6 +64,9 @@ class KnobSpace {
   // The position of a key's configuration in Enumerate's order, below
   // Size() (for a space whose Size() does not saturate).
   std::size_t Ordinal(const std::string& key) const;
+  // Knob `knob`'s value position in a key, and setting it.
+  static std::size_t IndexAt(const std::string& key, std::size_t knob);
+  static void SetIndex(std::string& key, std::size_t knob, std::size_t index);
   // Knobs whose values differ between two keys.
   static std::size_t Distance(const std::string& a, const std::string& b);
 

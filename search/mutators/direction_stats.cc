@@ -15,7 +15,7 @@ std::string DirectionCategory(std::string_view mutation) {
   mutation = WithoutVersion(mutation);  // a reply's versions count under their direction
   if (mutation.starts_with("knob ")) return "knob";
   // The knob advisor's techniques (search/knobs/knob_advisor.h).
-  for (const char* technique : {"model (", "polish (", "screen: ", "restart: ", "multi: ", "cross with "}) {
+  for (const char* technique : {"model (", "polish (", "screen: ", "restart: ", "marginals (", "multi: ", "cross with "}) {
     if (mutation.starts_with(technique)) {
       return "knob " + std::string(mutation.substr(0, mutation.find_first_of(" :")));
     }

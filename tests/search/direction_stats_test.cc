@@ -46,6 +46,7 @@ TEST_CASE("a mutation's category: its bandit direction, its recommendation rank,
   CHECK(DirectionCategory("combine #3 + #9: llm:m") == "combine");
   CHECK(DirectionCategory("knob U 1->2") == "knob");
   CHECK(DirectionCategory("restart: A=1 B=2") == "knob restart");
+  CHECK(DirectionCategory("marginals (odds 3.2): A 1->3") == "knob marginals");
   CHECK(DirectionCategory("model (1.31x predicted): A=4") == "knob model");
   CHECK(DirectionCategory("polish (1.20x predicted): A=4") == "knob polish");
   CHECK(DirectionCategory("screen: A 1->2") == "knob screen");

@@ -398,6 +398,23 @@ TEST_SUITE("knob advisor") {
     CHECK(polished >= 5);
   }
 
+  TEST_CASE("the model explores with draws from the marginals, not uniform restarts, once it has measurements") {
+    std::vector<std::string> mutations;
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) EvaluationsToBest(KnobAdvisor::Mode::kModel, seed, 384, &mutations);
+    int marginals = 0, restarts = 0;
+    for (const std::string& mutation : mutations) {
+      if (mutation.rfind("marginals (odds ", 0) == 0) {
+        ++marginals;
+        CHECK(KnobAdvisor::TechniqueOf(mutation) == "marginals");
+      }
+      restarts += mutation.rfind("restart: ", 0) == 0;
+    }
+    CAPTURE(mutations);
+    // About one proposal in twenty of the runs' after the screen.
+    CHECK(marginals >= 3);
+    CHECK(restarts == 0);
+  }
+
   TEST_CASE("the portfolio uses every technique and names it in the mutation") {
     std::vector<std::string> mutations;
     CHECK(EvaluationsToBest(KnobAdvisor::Mode::kPortfolio, 3, 384, &mutations) > 0);
