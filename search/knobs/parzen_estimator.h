@@ -2,7 +2,7 @@
 // ParzenEstimator: which knob values the best measured configurations share,
 // and a draw from them (the tree-structured Parzen estimator that Hyperopt
 // and Optuna sample with; docs/STRATEGIES.md, "model"). The observations
-// split into the good (the fastest share kGoodShare of them, at most kMostGood)
+// split into the good (the fastest one in kGoodEvery of them, at most kMostGood)
 // and the rest; per knob, l is the distribution of values among the good and
 // g among the rest, each value with one pseudo-observation. A draw takes each
 // knob's value from l independently; its score is log l(x) - log g(x), the
@@ -16,8 +16,9 @@
 //
 // Its state follows from the observations alone (the good are ordered by
 // speedup, then node id), so a resumed run that observes the stored graph
-// draws from the same distributions. Add and Draw cost O(knobs x values +
-// kMostGood), whatever the number of observations.
+// draws from the same distributions. Add costs O(knobs + kMostGood), Sample
+// O(knobs x values + kMostGood x knobs) and O(knobs) a draw, whatever the
+// number of observations.
 //
 // Thread-safety: none; KnobAdvisor guards it.
 
@@ -33,7 +34,7 @@ namespace kestrel {
 
 class ParzenEstimator {
  public:
-  static constexpr double kGoodShare = 0.2;
+  static constexpr std::size_t kGoodEvery = 5;  // the fastest fifth, rounded up
   static constexpr std::size_t kMostGood = 25;
 
   // `values[k]`: how many values knob k declares. Keys are KnobSpace keys.
@@ -59,11 +60,12 @@ class ParzenEstimator {
     NodeId node;
     std::string key;
   };
-  std::size_t GoodCount() const;
   // Per knob and value: l's and g's weights (pseudo-observation included).
-  std::vector<std::vector<double>> Weights(bool good) const;
+  struct Weights {
+    std::vector<std::vector<double>> l, g;
+  };
+  Weights Split() const;
 
-  std::vector<std::size_t> values_;
   std::vector<std::vector<std::uint32_t>> counts_;  // per knob and value, over every observation
   std::vector<Good> best_;                           // fastest first, at most kMostGood
   std::size_t observations_ = 0;
