@@ -112,7 +112,7 @@ struct TimingWorkers {
   SharedRegion& reference_arena;
   SharedRegion& inputs;  // sealed: read-only in the workers
   // A session's record of the reference's seconds per call on each shape
-  // (the median of its samples in the last job): with one, the reference's
+  // (the fastest of its samples in the last job): with one, the reference's
   // warm-up call is skipped and that is its estimate. Null: none kept.
   std::map<std::string, double>* reference_per_call = nullptr;
 };

@@ -305,13 +305,13 @@ class Timed {
     per_call_ = std::max(per_call, 1e-9);
     return TouchPages(1, deadline);
   }
-  // The median of this shape's samples (seconds per call); 0 when none.
-  double MedianSample() const {
-    if (samples_.empty()) return 0;
-    std::vector<double> sorted = samples_;
-    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
-    return sorted[sorted.size() / 2];
-  }
+  // The fastest of this shape's samples (seconds per call, the round
+  // trip's share included); 0 when none. What a kept reference's next job
+  // sizes its samples by: like the warm-up's estimate, the fastest, since
+  // a stall only ever slows a sample. (The median once came out twice the
+  // call's time after a noisy job, and the next job's reference samples
+  // held half the candidate's calls.)
+  double FastestSample() const { return samples_.empty() ? 0 : *std::min_element(samples_.begin(), samples_.end()); }
 
   // One timed sample of `calls` calls on slots first .. first + calls - 1.
   std::optional<WorkerVerdict> Sample(std::uint32_t first, std::uint32_t calls, Deadline deadline) {
@@ -679,8 +679,8 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
       }
       recheck_s += since(prepare);
     }
-    if (workers.reference_per_call != nullptr && ref.MedianSample() > 0) {
-      (*workers.reference_per_call)[shape_key] = ref.MedianSample();
+    if (workers.reference_per_call != nullptr && ref.FastestSample() > 0) {
+      (*workers.reference_per_call)[shape_key] = ref.FastestSample();
     }
     ShapeSamples samples;
     samples.candidate = std::move(cand.samples());
