@@ -679,8 +679,8 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
       }
       recheck_s += since(prepare);
     }
-    if (workers.reference_per_call != nullptr && ref.FastestSample() > 0) {
-      (*workers.reference_per_call)[shape_key] = ref.FastestSample();
+    if (const double fastest = ref.FastestSample(); workers.reference_per_call != nullptr && fastest > 0) {
+      (*workers.reference_per_call)[shape_key] = fastest;
     }
     ShapeSamples samples;
     samples.candidate = std::move(cand.samples());

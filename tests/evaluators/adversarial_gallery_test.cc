@@ -625,6 +625,32 @@ TEST_SUITE("adversarial_gallery") {
     }
   }
 
+  TEST_CASE("a kernel that slows the kept reference's samples leaves the next kernel's sampling as it was") {
+    // The kept supervisor sizes the next job's reference samples by the
+    // reference's seconds per call in the last job. The kernel would compete
+    // for the CPU with the reference's samples from a timer while it is
+    // idle: the timer is refused (one thread has no other way to run between
+    // its calls), and the honest kernel after it finds its reference's
+    // samples sized as its own (the two do the same work).
+    World& world = Shared();
+    const Measurement attacked = world.Eval("adversarial/k_slows_kept_reference");
+    INFO("attacker: " << Describe(attacked) << "\n" << attacked.log);
+    CHECK(attacked.outcome == Outcome::kRejected);
+    CHECK(Contains(attacked.reason, "sandbox:"));
+    const Measurement next = world.Eval("kernels/scale_ref");
+    INFO("next: " << Describe(next) << "\n" << next.log);
+    REQUIRE(next.outcome == Outcome::kMeasured);
+    CHECK(Contains(next.log, "the reference's worker kept"));
+    REQUIRE(next.shapes.size() == 1);
+    const ShapeTiming& timing = next.shapes[0];
+    CAPTURE(timing.candidate_calls_per_sample);
+    CAPTURE(timing.reference_calls_per_sample);
+    CHECK(timing.candidate_calls_per_sample < 2 * timing.reference_calls_per_sample);
+    CHECK(next.speedup > 0.5);
+    CHECK(next.speedup < 2.0);
+    for (const auto& problem : world.Canaries(next)) CHECK_MESSAGE(false, problem);
+  }
+
   TEST_CASE("a kernel that appends to the remarks its build left cannot put words in its profile") {
     // GCC writes the vectorization remarks into the build folder; the
     // profile reads them after the kernel ran, measured and under
