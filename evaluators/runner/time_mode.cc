@@ -337,8 +337,10 @@ class Timed {
   double busy_cpu() const { return busy_cpu_; }
   double busy_wall() const { return busy_wall_; }
   double prepare_s() const { return prepare_s_; }
+  int freezes() const { return freezes_; }
+  double freeze_wall() const { return freeze_wall_; }  // waiting for the worker to stop
 
-  // With threads allowed, the worker is frozen from the end of each of its
+  // The worker is frozen from the end of each of its
   // samples until that sample's outputs are checked: a thread still
   // finishing the answer after the calls returned is held where it stood
   // (its outputs partly poisoned), and takes no CPU time from the
@@ -347,7 +349,11 @@ class Timed {
   bool Freeze(Deadline deadline) {
     EndIdle();
     frozen_ = true;
-    return worker_.Freeze(deadline);
+    ++freezes_;
+    const auto start = Clock::now();
+    const bool stopped = worker_.Freeze(deadline);
+    freeze_wall_ += std::chrono::duration<double>(Clock::now() - start).count();
+    return stopped;
   }
   void Thaw() {
     if (!frozen_) return;
@@ -411,6 +417,8 @@ class Timed {
   Clock::time_point last_end_;
   double idle_cpu_ = 0, idle_wall_ = 0, busy_cpu_ = 0, busy_wall_ = 0;
   double prepare_s_ = 0;  // the supervisor's own work before samples
+  int freezes_ = 0;
+  double freeze_wall_ = 0;
   double per_call_ = 1e-9;
   std::uint64_t arena_touched_ = 0, inputs_touched_ = 0;  // bytes of each region the worker has accessed
 };
@@ -648,14 +656,18 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         ++flushes;
       }
       if (auto bad = cand.Sample(0, cand_calls, deadline)) return stop(bad, "candidate");
-      // With threads allowed, the candidate stays frozen through the
-      // reference's sample and the re-checks (Timed::Freeze); its last
-      // call's outputs must be written by the time it returned.
+      // The candidate stays frozen through the reference's sample and the
+      // re-checks (Timed::Freeze); its last call's outputs must be written
+      // by the time it returned. One thread needs it as much as many: a
+      // kernel that hooks the worker's write() (or takes over its loop) can
+      // send the 'D' itself and do deferred calls' work afterwards, on the
+      // reference's core and time (x_replies_before_deferred_calls). About
+      // 0.1 ms a sample.
       struct ThawOnExit {
         Timed& timed;
         ~ThawOnExit() { timed.Thaw(); }
       } thaw{cand};
-      if (job.allow_threads && cand.worker().pid() > 0) {
+      if (cand.worker().pid() > 0) {
         if (!cand.Freeze(std::min<Deadline>(deadline, Clock::now() + kFreezeLimit))) {
           return Stop{WorkerVerdict{Outcome::kRejected,
                                     "the kernel kept running when stopped to have its outputs checked (its threads were "
@@ -666,8 +678,9 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
             !output.empty()) {
           return Stop{WorkerVerdict{Outcome::kWrong, "output " + output + " of its last timed call on shape " +
                                                          layout.shape->label +
-                                                         " was not written when the call returned (work went on "
-                                                         "after the call: a thread finishing the answer)"},
+                                                         " was not written when the call returned (the call skipped "
+                                                         "its work, or work went on after it returned: a thread, or a "
+                                                         "hook on the worker's reply, finishing the answer)"},
                       "candidate"};
         }
       }
@@ -701,9 +714,11 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
                                                       Milliseconds(cand.idle_wall()) + ")"},
                 "candidate"};
   }
-  std::printf("supervisor: candidate CPU time %s in %s timed, %s while idle in %s\n",
+  std::printf("supervisor: candidate CPU time %s in %s timed, %s while idle in %s; frozen after each of %d samples "
+              "(%s waiting for it to stop)\n",
               Milliseconds(cand.busy_cpu()).c_str(), Milliseconds(cand.busy_wall()).c_str(),
-              Milliseconds(cand.idle_cpu()).c_str(), Milliseconds(cand.idle_wall()).c_str());
+              Milliseconds(cand.idle_cpu()).c_str(), Milliseconds(cand.idle_wall()).c_str(), cand.freezes(),
+              Milliseconds(cand.freeze_wall()).c_str());
   std::printf("supervisor: timing %s in all: inputs %s, warm-up %s (the reference's seconds per call known from "
               "the last job on %d of %zu shapes; the candidate's round trip %.0f us), fresh input elements %s, "
               "preparing samples %s, re-checks %s\n",

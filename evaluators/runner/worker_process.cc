@@ -186,7 +186,7 @@ WorkerProcess::~WorkerProcess() {
     }
     reaped_ = true;
   }
-  for (int fd : {pidfd_, log_, info_, notify_}) {
+  for (int fd : {pidfd_, log_, info_, notify_, stat_}) {
     if (fd >= 0) ::close(fd);
   }
   std::error_code ignored;
@@ -289,10 +289,33 @@ bool AllThreadsStopped(pid_t pid) {
 bool WorkerProcess::Freeze(Deadline deadline) {
   if (worker_pid_ <= 0 || reaped_ || ::kill(worker_pid_, SIGSTOP) != 0) return false;
   for (;;) {
-    if (AllThreadsStopped(worker_pid_)) return true;
+    if (Stopped()) return true;
     if (Clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+}
+
+bool WorkerProcess::Stopped() {
+  if (stat_ < 0) stat_ = ::open(("/proc/" + std::to_string(worker_pid_) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  char text[1024];
+  const ssize_t got = stat_ >= 0 ? ::pread(stat_, text, sizeof text - 1, 0) : -1;
+  if (got > 0) {
+    text[got] = '\0';
+    // "pid (comm) state ppid ..."; num_threads is the 20th field, the 18th after the state.
+    const char* close = std::strrchr(text, ')');
+    if (close != nullptr && close[1] == ' ') {
+      const char state = close[2];
+      const char* field = close + 2;
+      for (int i = 0; i < 17 && field != nullptr; ++i) {
+        field = std::strchr(field, ' ');
+        if (field != nullptr) ++field;
+      }
+      const long threads = field != nullptr ? std::strtol(field, nullptr, 10) : 0;
+      if (state != 'T' && state != 't' && state != 'Z' && state != 'X') return false;
+      if (threads == 1) return true;
+    }
+  }
+  return AllThreadsStopped(worker_pid_);
 }
 
 void WorkerProcess::Thaw() {

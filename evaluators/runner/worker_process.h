@@ -111,6 +111,8 @@ class WorkerProcess {
   std::optional<WorkerVerdict> Ended();
   std::optional<WorkerVerdict> Notified();
   void FindWorkerPid();
+  // Whether every thread of the worker is stopped (or gone).
+  bool Stopped();
   void DrainLog();
   void Kill();
 
@@ -123,6 +125,7 @@ class WorkerProcess {
   int log_ = -1;
   int info_ = -1;          // bwrap's --info-fd
   int notify_ = -1;
+  int stat_ = -1;          // the worker's /proc/PID/stat, kept open for Stopped
   bool reaped_ = false;
   int status_ = 0;
   std::string log_head_;

@@ -651,6 +651,44 @@ TEST_SUITE("adversarial_gallery") {
     for (const auto& problem : world.Canaries(next)) CHECK_MESSAGE(false, problem);
   }
 
+  TEST_CASE("a kernel that replies before its deferred calls are done, with one thread, is caught") {
+    // The kernel hooks the worker's write() and read() through its GOT: it
+    // returns at once from a third of each run's calls, and the hook sends
+    // the worker's 'D' before it computes them, keeping that work under the
+    // idle slack. Calls of about a millisecond (n = 4e6) and samples of a
+    // few calls, as a real task's are: unfrozen after its 'D', the deferred
+    // work ran beside the reference's sample and was done by the re-check,
+    // and the kernel was measured in 4 of 6 evaluations (once 1.10x against
+    // the honest kernel's 1.01x). Frozen, it is held with its deferred calls
+    // unwritten, and the re-check finds them.
+    World& world = Shared();
+    CpuEvaluatorOptions options = testing::FastOptions();
+    testing::TempDir work;
+    options.work_dir = work.path();
+    options.measure.min_time_s = 0.2;
+    options.measure.min_samples = 10;
+    Task task = testing::MakeScaleTask();
+    task.shapes = {{{"n", 4000000}}};
+    auto made = MakeCpuEvaluator(task, options);
+    REQUIRE(made);
+    Evaluator& evaluator = **made;
+    const auto eval = [&](const std::string& file) {
+      const std::string source = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / (file + ".cpp"));
+      return evaluator.Evaluate(Candidate{source, {}, evaluator.Toolchain(), evaluator.Flags()});
+    };
+    const Measurement honest = eval("kernels/scale_ref");
+    INFO("the honest kernel: " << Describe(honest) << "\n" << honest.log);
+    CHECK(honest.outcome == Outcome::kMeasured);
+    CHECK(Contains(honest.log, "frozen after each of"));
+    for (int round = 0; round < 3; ++round) {
+      const Measurement m = eval("adversarial/x_replies_before_deferred_calls");
+      MESSAGE("x_replies_before_deferred_calls: " << Describe(m) << " (the honest kernel: " << Describe(honest) << ")");
+      INFO(m.log);
+      CHECK((m.outcome == Outcome::kWrong || m.outcome == Outcome::kRejected));
+      for (const auto& problem : world.Canaries(m)) CHECK_MESSAGE(false, problem);
+    }
+  }
+
   TEST_CASE("a kernel that appends to the remarks its build left cannot put words in its profile") {
     // GCC writes the vectorization remarks into the build folder; the
     // profile reads them after the kernel ran, measured and under

@@ -1,5 +1,5 @@
 // Correct for its first 20 calls (more than the outputs check makes), then
-// returns early: wrong, the outputs produced while timing differ.
+// returns early: wrong, its last timed call's outputs were not written.
 #include <cstdint>
 
 void scale_add(const float* x, float* y, int64_t n, float a) {
