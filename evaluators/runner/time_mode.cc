@@ -590,6 +590,17 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
   const auto stop = [](const std::optional<WorkerVerdict>& verdict, const std::string& role) -> Step {
     return Stop{*verdict, role};
   };
+  // The idle CPU check and the freeze watch the candidate's worker by its
+  // process id (bwrap's child-pid, then its reaper's one child in /proc):
+  // without it a kernel could work on after its replies unseen, so it is
+  // not timed unwatched.
+  if (workers.candidate.pid() <= 0) {
+    return Stop{WorkerVerdict{Outcome::kRejected,
+                              "evaluator error: the candidate's worker process id is unknown (bwrap's --info-fd gave "
+                              "none, or /proc/PID/task/PID/children is missing), so its CPU time cannot be watched "
+                              "nor its worker frozen between samples; not timed"},
+                "candidate"};
+  }
 
   std::random_device entropy;
   std::mt19937_64 recheck((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
