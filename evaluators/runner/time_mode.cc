@@ -340,11 +340,10 @@ class Timed {
   int freezes() const { return freezes_; }
   double freeze_wall() const { return freeze_wall_; }  // waiting for the worker to stop
 
-  // The worker is frozen from the end of each of its
-  // samples until that sample's outputs are checked: a thread still
-  // finishing the answer after the calls returned is held where it stood
-  // (its outputs partly poisoned), and takes no CPU time from the
-  // reference's sample meanwhile. Frozen time is neither idle nor busy.
+  // The worker is frozen from the end of each of its samples until that
+  // sample's outputs are checked: a thread still finishing the answer
+  // after the calls returned is held where it stood (its outputs partly
+  // poisoned), and takes no CPU time from the reference's sample meanwhile. Frozen time is neither idle nor busy.
   // False when the worker's threads were not seen stopped.
   bool Freeze(Deadline deadline) {
     EndIdle();
@@ -673,27 +672,25 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
       // kernel that hooks the worker's write() (or takes over its loop) can
       // send the 'D' itself and do deferred calls' work afterwards, on the
       // reference's core and time (x_replies_before_deferred_calls). About
-      // 0.1 ms a sample.
+      // 0.2 ms a sample. (The worker's process id is known: checked above.)
       struct ThawOnExit {
         Timed& timed;
         ~ThawOnExit() { timed.Thaw(); }
       } thaw{cand};
-      if (cand.worker().pid() > 0) {
-        if (!cand.Freeze(std::min<Deadline>(deadline, Clock::now() + kFreezeLimit))) {
-          return Stop{WorkerVerdict{Outcome::kRejected,
-                                    "the kernel kept running when stopped to have its outputs checked (its threads were "
-                                    "not all stopped within a second)"},
-                      "candidate"};
-        }
-        if (const std::string output = UnwrittenOutput(*layout.shape, cand.Slot(cand_calls - 1), layout.slot, 0);
-            !output.empty()) {
-          return Stop{WorkerVerdict{Outcome::kWrong, "output " + output + " of its last timed call on shape " +
-                                                         layout.shape->label +
-                                                         " was not written when the call returned (the call skipped "
-                                                         "its work, or work went on after it returned: a thread, or a "
-                                                         "hook on the worker's reply, finishing the answer)"},
-                      "candidate"};
-        }
+      if (!cand.Freeze(std::min<Deadline>(deadline, Clock::now() + kFreezeLimit))) {
+        return Stop{WorkerVerdict{Outcome::kRejected,
+                                  "the kernel kept running when stopped to have its outputs checked (its threads were "
+                                  "not all stopped within a second)"},
+                    "candidate"};
+      }
+      if (const std::string output = UnwrittenOutput(*layout.shape, cand.Slot(cand_calls - 1), layout.slot, 0);
+          !output.empty()) {
+        return Stop{WorkerVerdict{Outcome::kWrong, "output " + output + " of its last timed call on shape " +
+                                                       layout.shape->label +
+                                                       " was not written when the call returned (the call skipped "
+                                                       "its work, or work went on after it returned: a thread, or a "
+                                                       "hook on the worker's reply, finishing the answer)"},
+                    "candidate"};
       }
       if (flusher.enabled()) flusher.Flush();
       if (auto bad = ref.Sample(window, ref_calls, deadline)) return stop(bad, "reference");

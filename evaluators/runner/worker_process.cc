@@ -301,7 +301,8 @@ bool WorkerProcess::Stopped() {
   const ssize_t got = stat_ >= 0 ? ::pread(stat_, text, sizeof text - 1, 0) : -1;
   if (got > 0) {
     text[got] = '\0';
-    // "pid (comm) state ppid ..."; num_threads is the 20th field, the 18th after the state.
+    // "pid (comm) state ppid ...": the state is the 3rd field, num_threads
+    // the 20th, 17 after it. The last ')' ends comm whatever comm holds.
     const char* close = std::strrchr(text, ')');
     if (close != nullptr && close[1] == ' ') {
       const char state = close[2];

@@ -130,6 +130,7 @@ const std::vector<Attack>& Gallery() {
       {"x_truncates_every_fd", 7, Expect::kHonest},
       {"x_requests_amx", 7, Expect::kHonest},  // oneDNN's request for AMX tiles: allowed
       {"x_sets_cpuid_faulting", 7, Expect::kSandbox},
+      {"x_renames_itself_stopped", 7, Expect::kSandbox},  // against the freeze's look at /proc/PID/stat
       // against the supervisor/worker split itself
       {"x_sends_fd_to_supervisor", 7, Expect::kNotFaster},
       {"x_closes_control", 7, Expect::kNotFaster},

