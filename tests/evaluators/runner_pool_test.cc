@@ -163,12 +163,15 @@ TEST_SUITE("runner_pool") {
       // many calls: a stall in the candidate's warm-up once made its
       // estimate 2.3 ms for a 30 us call, its samples one call each, and
       // the control channel's round trips half its time: 0.37-0.49x of the
-      // same work (runner/call_estimate.h).
+      // same work (runner/call_estimate.h). Within a factor of 4, not 2: the
+      // reference's estimate is the last job's, and a busy CI machine once
+      // ran this job's candidate at 69 us a call against 53 us, its samples
+      // 16 calls against the reference's 32.
       const ShapeTiming& timing = m.shapes[0];
       CAPTURE(timing.candidate_calls_per_sample);
       CAPTURE(timing.reference_calls_per_sample);
-      CHECK(2 * timing.candidate_calls_per_sample > timing.reference_calls_per_sample);
-      CHECK(timing.candidate_calls_per_sample < 2 * timing.reference_calls_per_sample);
+      CHECK(4 * timing.candidate_calls_per_sample > timing.reference_calls_per_sample);
+      CHECK(timing.candidate_calls_per_sample < 4 * timing.reference_calls_per_sample);
       CHECK(m.speedup > 0.5);
       CHECK(m.speedup < 2.0);
     }
