@@ -93,34 +93,59 @@ void AdviseHugePages(std::byte* data, std::size_t bytes) {
 
 void ArgSet::FreeDeleter::operator()(std::byte* p) const { std::free(p); }
 
-void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte* out) {
-  Generator generator(StreamSeed(key, arg_index));
+namespace {
+
+// Values of `arg`'s init distribution from `generator`, stored at the
+// indices `at(0)`, `at(1)`, ... `at(elements - 1)` of `out`.
+template <class Index>
+void Draw(const JobArg& arg, Generator& generator, std::int64_t elements, Index at, std::byte* out) {
   const InitSpec& init = arg.init;
   switch (init.dist) {
     case InitSpec::Dist::kNormal:
-      for (std::int64_t i = 0; i < arg.count; i += 2) {
+      for (std::int64_t i = 0; i < elements; i += 2) {
         // Box-Muller: two normals from two uniforms.
         const double u1 = 1.0 - generator.Uniform01();  // (0, 1]
         const double u2 = generator.Uniform01();
         const double r = std::sqrt(-2.0 * std::log(u1));
-        StoreAs(arg.type, init.mean + init.std * r * std::cos(2 * M_PI * u2), out, i);
-        if (i + 1 < arg.count) StoreAs(arg.type, init.mean + init.std * r * std::sin(2 * M_PI * u2), out, i + 1);
+        StoreAs(arg.type, init.mean + init.std * r * std::cos(2 * M_PI * u2), out, at(i));
+        if (i + 1 < elements) StoreAs(arg.type, init.mean + init.std * r * std::sin(2 * M_PI * u2), out, at(i + 1));
       }
       break;
     case InitSpec::Dist::kUniform:
-      for (std::int64_t i = 0; i < arg.count; ++i) {
-        StoreAs(arg.type, init.lo + (init.hi - init.lo) * generator.Uniform01(), out, i);
+      for (std::int64_t i = 0; i < elements; ++i) {
+        StoreAs(arg.type, init.lo + (init.hi - init.lo) * generator.Uniform01(), out, at(i));
       }
       break;
     case InitSpec::Dist::kInt: {
       const double lo = std::ceil(init.lo);
       const double span = std::max(0.0, std::floor(init.hi) - lo + 1.0);
-      for (std::int64_t i = 0; i < arg.count; ++i) {
-        StoreAs(arg.type, std::min(lo + std::floor(span * generator.Uniform01()), std::floor(init.hi)), out, i);
+      for (std::int64_t i = 0; i < elements; ++i) {
+        StoreAs(arg.type, std::min(lo + std::floor(span * generator.Uniform01()), std::floor(init.hi)), out, at(i));
       }
       break;
     }
   }
+}
+
+}  // namespace
+
+void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte* out) {
+  Generator generator(StreamSeed(key, arg_index));
+  Draw(arg, generator, arg.count, [](std::int64_t i) { return i; }, out);
+}
+
+void DrawAfresh(const JobArg& arg, std::uint64_t seed, std::int64_t elements, std::byte* out) {
+  Generator generator(seed);
+  if (elements >= arg.count) {
+    Draw(arg, generator, arg.count, [](std::int64_t i) { return i; }, out);
+    return;
+  }
+  // Where: a second stream, so that a position never reuses a value's bits.
+  Generator where(Mix(seed ^ kGamma));
+  const auto count = static_cast<std::uint64_t>(arg.count);
+  Draw(arg, generator, elements,
+       [&](std::int64_t) { return static_cast<std::int64_t>(static_cast<unsigned __int128>(where.Next()) * count >> 64); },
+       out);
 }
 
 void StoreValue(ScalarType type, double value, std::byte* out, std::int64_t index) { StoreAs(type, value, out, index); }

@@ -60,6 +60,12 @@ class ArgSet {
 // `arg`, deterministically from `key` and the arg's index.
 void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte* out);
 
+// Values afresh from the init distribution of `arg`, by a generator seeded
+// with `seed`: all `arg.count` elements of `out` when `elements` is at least
+// that many, else `elements` of them at positions drawn at random (some may
+// be drawn twice).
+void DrawAfresh(const JobArg& arg, std::uint64_t seed, std::int64_t elements, std::byte* out);
+
 // `value` converted to `type` (integers rounded and clamped) at element
 // `index` of `out`.
 void StoreValue(ScalarType type, double value, std::byte* out, std::int64_t index);

@@ -2,9 +2,11 @@
 // their own; this process (the supervisor) owns the clock, prepares every
 // call (outputs poisoned, dims and inouts restored) outside the timed
 // interval, and watches the candidate's CPU time while it should be idle.
-// Every call slot has inputs of its own, and before each round a few of
-// their elements are drawn afresh, so that no two timed calls see the same
-// inputs (a kernel cannot answer from a memo of earlier calls). In each
+// Every call slot has inputs of its own, and before each round some of
+// their elements (all of them, where the kernel's work is large beside its
+// inputs: fresh_inputs.h) are drawn afresh, so that no two timed calls see
+// the same inputs (a kernel cannot answer from a memo of earlier calls, nor
+// patch its last answer where the inputs changed). In each
 // round the reference runs a window of the candidate's slots chosen at
 // random after the candidate ran, and randomly chosen calls in that window
 // are re-checked against the reference's on the same inputs.
@@ -25,6 +27,7 @@
 #include "evaluators/compare.h"
 #include "evaluators/runner/call_estimate.h"
 #include "evaluators/runner/call_layout.h"
+#include "evaluators/runner/fresh_inputs.h"
 #include "evaluators/runner/mapped_file.h"
 #include "evaluators/runner/inputs.h"
 #include "evaluators/runner/modes.h"
@@ -42,7 +45,6 @@ constexpr std::size_t kMaxSamples = 100000;
 constexpr std::uint64_t kSlotBudgetBytes = 128ULL << 20;  // call slots per kernel (the calls a sample can hold)
 constexpr std::uint32_t kMaxSlots = 4096;
 constexpr double kRecheckShare = 0.25;       // timed calls whose outputs are re-checked
-constexpr int kPerturbedElements = 8;        // per input and call slot, drawn afresh before each round
 constexpr double kIdleCpuSlackSeconds = 0.02;
 constexpr double kIdleCpuShare = 0.05;
 // With threads allowed, the kernel is watched idle for at least this long
@@ -494,10 +496,12 @@ ShapeLayout LayOut(const Job& job, int s, const PreparedInputs& prepared, Shared
   return layout;
 }
 
-// A few elements of every input and inout of slots 0 .. calls - 1 drawn
-// afresh from the argument's distribution, by a generator the kernel
-// cannot see.
-void Perturb(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls, std::mt19937_64& random) {
+// Elements of every input and inout of slots 0 .. calls - 1 drawn afresh
+// (as many as `fresh` plans), from seeds the kernel cannot see: a generator
+// of their own, so that the values it sees tell nothing of the generator
+// that picks the reference's window and the re-checks.
+void Perturb(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls, const FreshInputs& fresh,
+             std::mt19937_64& seeds) {
   const JobShape& shape = *layout.shape;
   for (std::uint32_t j = 0; j < calls; ++j) {
     std::byte* slot = inputs.data() + j * layout.inputs.bytes;
@@ -505,19 +509,7 @@ void Perturb(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls, std
       const JobArg& arg = shape.args[a];
       if ((arg.role != ArgRole::kInput && arg.role != ArgRole::kInOut) || arg.count <= 0) continue;
       std::byte* data = arg.role == ArgRole::kInput ? slot + layout.inputs.offsets[a] : layout.InOuts(j) + layout.inout.offsets[a];
-      std::uniform_int_distribution<std::int64_t> where(0, arg.count - 1);
-      for (int e = 0; e < kPerturbedElements; ++e) {
-        double value = 0;
-        switch (arg.init.dist) {
-          case InitSpec::Dist::kNormal: value = std::normal_distribution<double>(arg.init.mean, arg.init.std)(random); break;
-          case InitSpec::Dist::kUniform: value = std::uniform_real_distribution<double>(arg.init.lo, arg.init.hi)(random); break;
-          case InitSpec::Dist::kInt:
-            value = static_cast<double>(std::uniform_int_distribution<std::int64_t>(
-                static_cast<std::int64_t>(std::ceil(arg.init.lo)), static_cast<std::int64_t>(std::floor(arg.init.hi)))(random));
-            break;
-        }
-        StoreValue(arg.type, value, data, where(random));
-      }
+      DrawAfresh(arg, seeds(), fresh.elements(a), data);
     }
   }
 }
@@ -537,6 +529,16 @@ std::string Difference(const ShapeLayout& layout, const std::byte* candidate, co
     if (at >= 0) return arg.name + "[" + std::to_string(at) + "]";
   }
   return "";
+}
+
+// "100%", or "0.1%-100%" over shapes that differ.
+std::string Shares(double least, double most) {
+  const auto percent = [](double share) {
+    char text[32];
+    std::snprintf(text, sizeof text, share >= 0.1 ? "%.0f%%" : share >= 0.001 ? "%.2g%%" : "%.1e%%", share * 100);
+    return std::string(text);
+  };
+  return least == most || percent(least) == percent(most) ? percent(most) : percent(least) + "-" + percent(most);
 }
 
 std::string Milliseconds(double seconds) {
@@ -603,6 +605,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
 
   std::random_device entropy;
   std::mt19937_64 recheck((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
+  std::mt19937_64 fresh_seeds((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
   // Per sample of the slower kernel.
   const double sample_seconds =
       std::clamp(job.min_time_s / (4.0 * job.min_samples), kMinSampleSeconds, kMaxSampleSeconds);
@@ -610,6 +613,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
 
   const auto job_start = Clock::now();
   double layout_s = 0, warmup_s = 0, perturb_s = 0, recheck_s = 0;
+  double least_fresh = 1, most_fresh = 0;  // of each call's input elements, over the shapes
   int known_shapes = 0;
   const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
@@ -649,6 +653,14 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     phase = Clock::now();
     FillSlots(layout, workers.inputs, std::max(cand_calls, ref_calls));
     layout_s += since(phase);
+    // A round's draws: about kFreshShare of the reference's sample, shared
+    // by the slots the round uses (fresh_inputs.h).
+    phase = Clock::now();
+    FreshInputs fresh(*layout.shape);
+    fresh.Plan(FreshInputs::kFreshShare * ref_calls * ref.per_call() / std::max(cand_calls, ref_calls));
+    least_fresh = std::min(least_fresh, fresh.share());
+    most_fresh = std::max(most_fresh, fresh.share());
+    perturb_s += since(phase);
     phase = Clock::now();
     if (auto bad = cand.TouchPages(cand_calls, deadline)) return stop(bad, "candidate");
     if (auto bad = ref.TouchPages(std::max(cand_calls, ref_calls), deadline)) return stop(bad, "reference");
@@ -659,7 +671,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
       const std::uint32_t window =
           cand_calls > ref_calls ? std::uniform_int_distribution<std::uint32_t>(0, cand_calls - ref_calls)(recheck) : 0;
       auto prepare = Clock::now();
-      Perturb(layout, workers.inputs, std::max(cand_calls, window + ref_calls), recheck);
+      Perturb(layout, workers.inputs, std::max(cand_calls, window + ref_calls), fresh, fresh_seeds);
       perturb_s += since(prepare);
       if (flusher.enabled()) {
         flusher.Flush();
@@ -728,11 +740,11 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
               Milliseconds(cand.idle_cpu()).c_str(), Milliseconds(cand.idle_wall()).c_str(), cand.freezes(),
               Milliseconds(cand.freeze_wall()).c_str());
   std::printf("supervisor: timing %s in all: inputs %s, warm-up %s (the reference's seconds per call known from "
-              "the last job on %d of %zu shapes; the candidate's round trip %.0f us), fresh input elements %s, "
-              "preparing samples %s, re-checks %s\n",
+              "the last job on %d of %zu shapes; the candidate's round trip %.0f us), fresh input elements %s "
+              "(%s of each call's, before each round), preparing samples %s, re-checks %s\n",
               Milliseconds(since(job_start)).c_str(), Milliseconds(layout_s).c_str(),
               Milliseconds(warmup_s).c_str(), known_shapes, job.shapes.size(), std::max(cand.round_trip(), 0.0) * 1e6,
-              Milliseconds(perturb_s).c_str(), Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(),
+              Milliseconds(perturb_s).c_str(), Shares(least_fresh, most_fresh).c_str(), Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(),
               Milliseconds(recheck_s).c_str());
   if (auto finished = first.Finish(result); !finished) return Fail(finished.error());
   return std::optional<Stop>();

@@ -1,0 +1,59 @@
+#include "evaluators/runner/fresh_inputs.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "evaluators/runner/inputs.h"
+
+namespace kestrel::runner {
+namespace {
+
+constexpr std::int64_t kTimedElements = 4096;
+
+bool Drawn(ArgRole role) { return role == ArgRole::kInput || role == ArgRole::kInOut; }
+
+}  // namespace
+
+FreshInputs::FreshInputs(const JobShape& shape)
+    : shape_(&shape), seconds_per_element_(shape.args.size(), 0.0), elements_(shape.args.size(), 0) {
+  std::vector<std::byte> scratch;
+  for (std::size_t a = 0; a < shape.args.size(); ++a) {
+    const JobArg& arg = shape.args[a];
+    if (!Drawn(arg.role) || arg.count <= 0) continue;
+    JobArg sample = arg;
+    sample.count = std::min(arg.count, kTimedElements);
+    scratch.resize(static_cast<std::size_t>(sample.count) * 8);
+    const auto start = std::chrono::steady_clock::now();
+    DrawAfresh(sample, 0x9E3779B97F4A7C15ULL + a, sample.count, scratch.data());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    seconds_per_element_[a] = std::max(seconds, 1e-9) / static_cast<double>(sample.count);
+    elements_[a] = std::min(arg.count, kLeastElements);
+  }
+}
+
+void FreshInputs::Plan(double seconds) {
+  double all = 0;
+  for (std::size_t a = 0; a < shape_->args.size(); ++a) {
+    all += seconds_per_element_[a] * static_cast<double>(std::max<std::int64_t>(shape_->args[a].count, 0));
+  }
+  const double share = all <= seconds ? 1.0 : seconds / all;
+  for (std::size_t a = 0; a < shape_->args.size(); ++a) {
+    const JobArg& arg = shape_->args[a];
+    if (!Drawn(arg.role) || arg.count <= 0) continue;
+    const auto wanted = static_cast<std::int64_t>(std::ceil(share * static_cast<double>(arg.count)));
+    elements_[a] = std::clamp(wanted, std::min(arg.count, kLeastElements), arg.count);
+  }
+}
+
+double FreshInputs::share() const {
+  double drawn = 0, all = 0;
+  for (std::size_t a = 0; a < shape_->args.size(); ++a) {
+    if (!Drawn(shape_->args[a].role) || shape_->args[a].count <= 0) continue;
+    drawn += static_cast<double>(elements_[a]);
+    all += static_cast<double>(shape_->args[a].count);
+  }
+  return all > 0 ? drawn / all : 1.0;
+}
+
+}  // namespace kestrel::runner

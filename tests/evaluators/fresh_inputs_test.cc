@@ -1,0 +1,156 @@
+// DrawAfresh and FreshInputs (evaluators/runner/fresh_inputs.h): how many of
+// a call slot's input elements are drawn afresh before each round, within
+// the reference's budget, and that the draws are new values from the
+// argument's distribution.
+
+#include "evaluators/runner/fresh_inputs.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include <doctest.h>
+
+#include "evaluators/runner/inputs.h"
+
+namespace kestrel::runner {
+namespace {
+
+JobArg Arg(ArgRole role, ScalarType type, std::int64_t count, InitSpec init = {}) {
+  JobArg arg;
+  arg.name = "x";
+  arg.role = role;
+  arg.type = type;
+  arg.count = count;
+  arg.init = init;
+  return arg;
+}
+
+InitSpec Uniform(double lo, double hi) {
+  InitSpec init;
+  init.dist = InitSpec::Dist::kUniform;
+  init.lo = lo;
+  init.hi = hi;
+  return init;
+}
+
+std::vector<float> Floats(std::size_t n, float value) { return std::vector<float>(n, value); }
+
+int Changed(const std::vector<float>& values, float was) {
+  int changed = 0;
+  for (float v : values) changed += v != was;
+  return changed;
+}
+
+TEST_SUITE("fresh_inputs") {
+  TEST_CASE("all elements drawn: every one is new and from the distribution; other seeds give other values") {
+    const JobArg arg = Arg(ArgRole::kInput, ScalarType::kF32, 10000, Uniform(2.0, 3.0));
+    std::vector<float> first = Floats(10000, -7.0f);
+    DrawAfresh(arg, 11, arg.count, reinterpret_cast<std::byte*>(first.data()));
+    for (float v : first) {
+      REQUIRE(v >= 2.0f);
+      REQUIRE(v <= 3.0f);
+    }
+    std::vector<float> second = first;
+    DrawAfresh(arg, 12, arg.count, reinterpret_cast<std::byte*>(second.data()));
+    int same = 0;
+    for (std::size_t i = 0; i < first.size(); ++i) same += first[i] == second[i];
+    CHECK(same < 10);
+    std::vector<float> again = Floats(10000, -7.0f);
+    DrawAfresh(arg, 11, arg.count, reinterpret_cast<std::byte*>(again.data()));
+    CHECK(std::memcmp(again.data(), first.data(), first.size() * sizeof(float)) == 0);
+  }
+
+  TEST_CASE("some elements drawn: at most that many change, at positions spread over the buffer") {
+    const JobArg arg = Arg(ArgRole::kInput, ScalarType::kF32, 100000, Uniform(1.0, 2.0));
+    std::vector<float> values = Floats(100000, -1.0f);
+    DrawAfresh(arg, 5, 1000, reinterpret_cast<std::byte*>(values.data()));
+    const int changed = Changed(values, -1.0f);
+    CHECK(changed <= 1000);
+    CHECK(changed > 950);  // a few positions drawn twice
+    int first_half = 0;
+    for (std::size_t i = 0; i < values.size() / 2; ++i) first_half += values[i] != -1.0f;
+    CHECK(first_half > changed / 3);
+    CHECK(first_half < 2 * changed / 3);
+  }
+
+  TEST_CASE("integers and normals: in range, and whole") {
+    InitSpec ints;
+    ints.dist = InitSpec::Dist::kInt;
+    ints.lo = -3;
+    ints.hi = 4;
+    const JobArg arg = Arg(ArgRole::kInOut, ScalarType::kI32, 5000, ints);
+    std::vector<std::int32_t> values(5000, 99);
+    DrawAfresh(arg, 3, arg.count, reinterpret_cast<std::byte*>(values.data()));
+    bool low = false, high = false;
+    for (std::int32_t v : values) {
+      REQUIRE(v >= -3);
+      REQUIRE(v <= 4);
+      low = low || v == -3;
+      high = high || v == 4;
+    }
+    CHECK(low);
+    CHECK(high);
+    InitSpec normal;
+    normal.mean = 10;
+    normal.std = 2;
+    const JobArg gauss = Arg(ArgRole::kInput, ScalarType::kF64, 20001, normal);
+    std::vector<double> g(20001, 0.0);
+    DrawAfresh(gauss, 4, gauss.count, reinterpret_cast<std::byte*>(g.data()));
+    double sum = 0, squares = 0;
+    for (double v : g) sum += v;
+    const double mean = sum / g.size();
+    for (double v : g) squares += (v - mean) * (v - mean);
+    CHECK(mean == doctest::Approx(10).epsilon(0.01));
+    CHECK(std::sqrt(squares / g.size()) == doctest::Approx(2).epsilon(0.05));
+    CHECK(g.back() != 0.0);  // the odd element out of the last pair
+  }
+
+  TEST_CASE("the plan: all elements within the budget, the same share of each argument beyond it, never fewer than 8") {
+    JobShape shape;
+    shape.args = {Arg(ArgRole::kInput, ScalarType::kF32, 1 << 16, Uniform(-1, 1)),
+                  Arg(ArgRole::kInput, ScalarType::kF32, 1 << 12, Uniform(-1, 1)),
+                  Arg(ArgRole::kOutput, ScalarType::kF32, 1 << 16),
+                  Arg(ArgRole::kInOut, ScalarType::kF32, 3, Uniform(-1, 1)),
+                  Arg(ArgRole::kDim, ScalarType::kI64, 0)};
+    FreshInputs fresh(shape);
+    // Before a plan: the least, as before any budget is known.
+    CHECK(fresh.elements(0) == 8);
+    CHECK(fresh.elements(2) == 0);
+    CHECK(fresh.elements(3) == 3);
+    fresh.Plan(10.0);  // seconds: far more than any draw of 70 thousand elements
+    CHECK(fresh.elements(0) == 1 << 16);
+    CHECK(fresh.elements(1) == 1 << 12);
+    CHECK(fresh.elements(2) == 0);
+    CHECK(fresh.elements(3) == 3);
+    CHECK(fresh.elements(4) == 0);
+    CHECK(fresh.share() == 1.0);
+    fresh.Plan(0.0);
+    CHECK(fresh.elements(0) == 8);
+    CHECK(fresh.elements(1) == 8);
+    CHECK(fresh.elements(3) == 3);
+    CHECK(fresh.share() < 0.001);
+    // A budget of a draw of about a tenth of the elements: a tenth of each.
+    FreshInputs timed(shape);
+    timed.Plan(10.0);
+    const std::int64_t all = (1 << 16) + (1 << 12) + 3;
+    std::vector<float> scratch(1 << 16);
+    double full = 1e9;
+    for (int i = 0; i < 5; ++i) {  // the fastest of a few draws, as the plan's own timing is
+      const auto start = std::chrono::steady_clock::now();
+      DrawAfresh(shape.args[0], 9 + i, shape.args[0].count, reinterpret_cast<std::byte*>(scratch.data()));
+      full = std::min(full, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    timed.Plan(full * all / (1 << 16) / 10);
+    const double share0 = static_cast<double>(timed.elements(0)) / (1 << 16);
+    const double share1 = static_cast<double>(timed.elements(1)) / (1 << 12);
+    CHECK(share0 == doctest::Approx(share1).epsilon(0.05));
+    CHECK(share0 > 0.01);
+    CHECK(share0 < 0.9);
+  }
+}
+
+}  // namespace
+}  // namespace kestrel::runner
