@@ -35,9 +35,13 @@ void WriteValues(const JobShape& shape, std::byte* base, const Placement& placem
 // 1: two NaN payloads for floats, two byte patterns for integers).
 void PoisonOutputs(const JobShape& shape, std::byte* base, const Placement& placement, int variant);
 // The name of an output that still holds the poison of `variant` where it
-// was filled (its first or last element for floats, whose NaN payloads an
-// honest kernel does not produce; both for wider integers; every byte for
-// bytes), i.e. one its call did not write; "" when none.
-std::string UnwrittenOutput(const JobShape& shape, const std::byte* base, const Placement& placement, int variant);
+// was filled (for floats, whose NaN payloads an honest kernel does not
+// produce, its first or last element or any of kUnwrittenProbes elements at
+// places drawn from `places`, which the kernel cannot know; both edges for
+// wider integers; every byte for bytes), i.e. one its call did not write;
+// "" when none.
+constexpr int kUnwrittenProbes = 16;
+std::string UnwrittenOutput(const JobShape& shape, const std::byte* base, const Placement& placement, int variant,
+                            std::uint64_t places = 0);
 
 }  // namespace kestrel::runner

@@ -144,9 +144,11 @@ void DrawAfresh(const JobArg& arg, std::uint64_t seed, std::int64_t elements, st
   Generator where(Mix(seed ^ kGamma));
   const auto count = static_cast<std::uint64_t>(arg.count);
   Draw(arg, generator, elements,
-       [&](std::int64_t) { return static_cast<std::int64_t>(static_cast<unsigned __int128>(where.Next()) * count >> 64); },
+       [&](std::int64_t) { return static_cast<std::int64_t>(where.Next() % count); },
        out);
 }
+
+std::uint64_t NextRandom(std::uint64_t& state) { return Mix(state += kGamma); }
 
 void StoreValue(ScalarType type, double value, std::byte* out, std::int64_t index) { StoreAs(type, value, out, index); }
 

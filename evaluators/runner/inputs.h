@@ -66,6 +66,10 @@ void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte*
 // be drawn twice).
 void DrawAfresh(const JobArg& arg, std::uint64_t seed, std::int64_t elements, std::byte* out);
 
+// The next value of SplitMix64 (FillInput's and DrawAfresh's generator)
+// from `state`, which it advances.
+std::uint64_t NextRandom(std::uint64_t& state);
+
 // `value` converted to `type` (integers rounded and clamped) at element
 // `index` of `out`.
 void StoreValue(ScalarType type, double value, std::byte* out, std::int64_t index);

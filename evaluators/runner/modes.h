@@ -17,12 +17,12 @@
 // (libraries[1]), each in its own worker, on every shape, interleaved
 // sample by sample, and report seconds per call by the supervisor's clock.
 // Every candidate call's outputs are poisoned before it and every round's
-// inputs and inouts are partly drawn afresh; the first call on each buffer
-// set gives the kernel's outputs (compared here with those of
-// job.reference_timed_output_file, and written to job.timed_output_file
-// when set, for the engine to compare), and randomly chosen timed calls
-// must match the reference's on the same inputs within job.rtol and
-// job.atol.
+// inputs and inouts are drawn afresh, in part or in full (fresh_inputs.h);
+// the first call on each buffer set gives the kernel's outputs (compared
+// here with those of job.reference_timed_output_file, and written to
+// job.timed_output_file when set, for the engine to compare), and randomly
+// chosen timed calls must match the reference's on the same inputs within
+// job.rtol and job.atol.
 //
 // RunEvaluate (evaluate mode): CheckOutputs and then, in the same
 // candidate worker, TimeShapes on the leading job.timed_shapes shapes;

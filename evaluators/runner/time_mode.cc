@@ -695,7 +695,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
                                   "not all stopped within a second)"},
                     "candidate"};
       }
-      if (const std::string output = UnwrittenOutput(*layout.shape, cand.Slot(cand_calls - 1), layout.slot, 0);
+      if (const std::string output = UnwrittenOutput(*layout.shape, cand.Slot(cand_calls - 1), layout.slot, 0, recheck() | 1);
           !output.empty()) {
         return Stop{WorkerVerdict{Outcome::kWrong, "output " + output + " of its last timed call on shape " +
                                                        layout.shape->label +
