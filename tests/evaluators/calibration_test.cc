@@ -148,13 +148,17 @@ TEST_SUITE("calibration") {
     options.measure.min_samples = 5;
     auto evaluator = MakeCpuEvaluator(*task, options);
     REQUIRE_MESSAGE(evaluator.has_value(), testing::ErrorOf(evaluator));
-    // Measured once: doctest runs this body again for each subcase, and the
-    // host's figures do not change between them (nine seconds each).
-    static const Result<Calibration> calibration = (*evaluator)->Calibrate();
+    const Result<Calibration> calibration = (*evaluator)->Calibrate();
     REQUIRE_MESSAGE(calibration.has_value(), testing::ErrorOf(calibration));
     const Candidate seed{task->seeds[0].text, {}, (*evaluator)->Toolchain(), (*evaluator)->Flags()};
 
-    SUBCASE("with this host's roofline an honest kernel is measured below it") {
+    // Three parts in turn on one evaluator, not subcases: doctest runs the
+    // body again for each subcase, and each run made the evaluator anew,
+    // building and timing the oneDNN baseline again. Each part sets the
+    // calibration it needs; only the second uses the one re-calibration a
+    // low roofline earns.
+    {
+      INFO("with this host's roofline an honest kernel is measured below it");
       (*evaluator)->SetCalibration(*calibration);
       const Measurement m = (*evaluator)->Evaluate(seed);
       INFO(ToString(m.outcome) << ": " << m.reason);
@@ -163,7 +167,8 @@ TEST_SUITE("calibration") {
       CHECK(m.roofline_fraction <= kImplausibleFraction);
       for (const ShapeTiming& shape : m.shapes) CHECK(shape.roofline_fraction > 0);
     }
-    SUBCASE("a roofline too low is measured again once; below both, the kernel is implausible") {
+    {
+      INFO("a roofline too low is measured again once; below both, the kernel is implausible");
       Calibration slow = *calibration;
       slow.peak_gflops /= 1000;
       slow.l1_gbps /= 1000;
@@ -187,7 +192,8 @@ TEST_SUITE("calibration") {
       CHECK(m.reason.find("roofline") != std::string::npos);
       for (const ShapeTiming& shape : m.shapes) CHECK(shape.roofline_fraction > kImplausibleFraction);
     }
-    SUBCASE("a speedup above the cap is rejected") {
+    {
+      INFO("a speedup above the cap is rejected");
       // The cap is max(max_speedup, twice the expert baseline's speedup):
       // softmax's oneDNN baseline would lift it far above the seed, so the
       // task is taken without its baseline here.
