@@ -38,8 +38,8 @@ class FreshInputs {
   static constexpr std::int64_t kLeastElements = 8;
   static constexpr double kFreshShare = 0.1;
 
-  // Times a draw of each input and inout argument of `shape` (a few
-  // thousand elements each, into a scratch buffer).
+  // Times a draw of each input and inout argument of `shape` (the fastest
+  // of three draws of a few thousand elements, into a scratch buffer).
   explicit FreshInputs(const JobShape& shape);
 
   // Elements of each argument such that one slot's draws take about
