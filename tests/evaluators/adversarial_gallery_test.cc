@@ -674,9 +674,9 @@ TEST_SUITE("adversarial_gallery") {
     auto made = MakeCpuEvaluator(task, options);
     REQUIRE(made);
     Evaluator& evaluator = **made;
-    const auto eval = [&](const std::string& file) {
+    const auto eval = [&](const std::string& file, const std::string& prefix = "") {
       const std::string source = testing::ReadFile(testing::SourceDir() / "tests" / "evaluators" / (file + ".cpp"));
-      return evaluator.Evaluate(Candidate{source, {}, evaluator.Toolchain(), evaluator.Flags()});
+      return evaluator.Evaluate(Candidate{prefix + source, {}, evaluator.Toolchain(), evaluator.Flags()});
     };
     const Measurement honest = eval("kernels/scale_ref");
     INFO("the honest kernel: " << Describe(honest) << "\n" << honest.log);
@@ -687,6 +687,20 @@ TEST_SUITE("adversarial_gallery") {
       MESSAGE("x_replies_before_deferred_calls: " << Describe(m) << " (the honest kernel: " << Describe(honest) << ")");
       INFO(m.log);
       CHECK((m.outcome == Outcome::kWrong || m.outcome == Outcome::kRejected));
+      for (const auto& problem : world.Canaries(m)) CHECK_MESSAGE(false, problem);
+    }
+    // The same hook, deferring the middle half of each run's last call
+    // after writing its edges: the frozen look at that call's outputs reads
+    // 16 places drawn afresh besides the edges, and finds its poison on the
+    // first sample. With the edges alone it was caught later, in 3 of 3, by
+    // a re-check that happened to pick that call ("outputs produced while
+    // timing differ").
+    for (int round = 0; round < 3; ++round) {
+      const Measurement m = eval("adversarial/x_replies_before_deferred_calls", "#define LEAVE_LAST_MIDDLE 1\n");
+      MESSAGE("x_replies_before_deferred_calls, the last call's middle: " << Describe(m));
+      INFO(m.log);
+      CHECK(m.outcome == Outcome::kWrong);
+      CHECK_MESSAGE(Contains(m.reason, "of its last timed call"), m.reason);
       for (const auto& problem : world.Canaries(m)) CHECK_MESSAGE(false, problem);
     }
   }

@@ -11,6 +11,14 @@
 // under the evaluator's idle slack (about 15 ms and 3% of the time since its
 // first call), so that a check of the worker's idle CPU time alone does not
 // see it.
+//
+// With LEAVE_LAST_MIDDLE defined to 1 (the test prepends it), it defers
+// instead the middle half of each run's last call, whose edges it writes:
+// against the frozen look at the last call's outputs, which once read only
+// their first and last elements.
+#ifndef LEAVE_LAST_MIDDLE
+#define LEAVE_LAST_MIDDLE 0
+#endif
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -147,6 +155,21 @@ void scale_add(const float* x, float* y, int64_t n, float a) {
   const bool middle = run_calls >= 3 && index > 0 && index + 1 < run_calls;
   const double budget = 0.015 + 0.03 * (Now(CLOCK_MONOTONIC) - first_call);
   static double per_call = 1e-3;  // seconds a call takes: the last one computed here
+  if (LEAVE_LAST_MIDDLE) {
+    const int64_t quarter = n / 4;
+    // Runs of one call (the output checks) are answered honestly.
+    if (real_write != nullptr && real_read != nullptr && run_calls >= 2 && index + 1 == run_calls && quarter > 0 &&
+        hidden_cpu + per_call / 2 < budget) {
+      Compute(Deferred{x, y, quarter, a});
+      Compute(Deferred{x + n - quarter, y + n - quarter, quarter, a});
+      pending[pending_count++] = {x + quarter, y + quarter, n - 2 * quarter, a};
+      return;
+    }
+    const double before = Now(CLOCK_THREAD_CPUTIME_ID);
+    Compute(Deferred{x, y, n, a});
+    per_call = Now(CLOCK_THREAD_CPUTIME_ID) - before;
+    return;
+  }
   // At most a third of a run's calls: the deferred work must be done before
   // the reference's sample (about as long as this one) ends and the calls
   // are re-checked.
