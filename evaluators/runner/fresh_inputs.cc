@@ -11,13 +11,21 @@ namespace {
 
 constexpr std::int64_t kTimedElements = 4096;
 constexpr int kTimings = 3;
+// A scattered draw is taken to cost at most this many times one in order
+// (2 to 3 times is usual): the kernel's threads, thawed between rounds,
+// could crowd the memory while it is timed (within the supervisor's slack
+// for CPU time while idle) to shrink the share; this bounds what that buys.
+constexpr double kMostScatteredCost = 8.0;
 
 bool Drawn(ArgRole role) { return role == ArgRole::kInput || role == ArgRole::kInOut; }
 
 }  // namespace
 
 FreshInputs::FreshInputs(const JobShape& shape)
-    : shape_(&shape), seconds_per_element_(shape.args.size(), 0.0), elements_(shape.args.size(), 0) {
+    : shape_(&shape),
+      seconds_per_element_(shape.args.size(), 0.0),
+      scattered_per_element_(shape.args.size(), 0.0),
+      elements_(shape.args.size(), 0) {
   std::vector<std::byte> scratch;
   for (std::size_t a = 0; a < shape.args.size(); ++a) {
     const JobArg& arg = shape.args[a];
@@ -38,12 +46,29 @@ FreshInputs::FreshInputs(const JobShape& shape)
   }
 }
 
-void FreshInputs::Plan(double seconds) {
-  double all = 0;
-  for (std::size_t a = 0; a < shape_->args.size(); ++a) {
-    all += seconds_per_element_[a] * static_cast<double>(std::max<std::int64_t>(shape_->args[a].count, 0));
+void FreshInputs::TimeScattered(const std::vector<std::byte*>& data, std::uint64_t seed) {
+  for (std::size_t a = 0; a < shape_->args.size() && a < data.size(); ++a) {
+    const JobArg& arg = shape_->args[a];
+    if (!Drawn(arg.role) || arg.count <= kTimedElements || data[a] == nullptr) continue;
+    double seconds = 1.0;
+    for (int attempt = 0; attempt < kTimings; ++attempt) {
+      const auto start = std::chrono::steady_clock::now();
+      DrawAfresh(arg, NextRandom(seed), kTimedElements, data[a]);
+      seconds = std::min(seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    scattered_per_element_[a] = std::min(std::max(seconds, 1e-9) / static_cast<double>(kTimedElements),
+                                         kMostScatteredCost * seconds_per_element_[a]);
   }
-  const double share = all <= seconds ? 1.0 : seconds / all;
+}
+
+void FreshInputs::Plan(double seconds) {
+  double in_order = 0, scattered = 0;
+  for (std::size_t a = 0; a < shape_->args.size(); ++a) {
+    const auto count = static_cast<double>(std::max<std::int64_t>(shape_->args[a].count, 0));
+    in_order += seconds_per_element_[a] * count;
+    scattered += std::max(seconds_per_element_[a], scattered_per_element_[a]) * count;
+  }
+  const double share = in_order <= seconds ? 1.0 : std::min(1.0, seconds / scattered);
   for (std::size_t a = 0; a < shape_->args.size(); ++a) {
     const JobArg& arg = shape_->args[a];
     if (!Drawn(arg.role) || arg.count <= 0) continue;

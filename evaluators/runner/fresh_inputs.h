@@ -42,9 +42,19 @@ class FreshInputs {
   // of three draws of a few thousand elements, into a scratch buffer).
   explicit FreshInputs(const JobShape& shape);
 
+  // Times draws of a few thousand elements at random positions into
+  // `data[arg]` (each input and inout's buffer in a call slot; nullptr for
+  // the others), as a partial draw makes them: in a buffer of megabytes
+  // most miss the caches, which a draw in order into a small scratch
+  // buffer does not show (with the ziggurat's normals, 2 to 3 times the
+  // cost per element). The values drawn are fresh ones, as any round's,
+  // from a generator seeded with `seed` (one the kernel cannot know).
+  void TimeScattered(const std::vector<std::byte*>& data, std::uint64_t seed);
+
   // Elements of each argument such that one slot's draws take about
-  // `seconds`: all of them when they fit, else the same share of each
-  // argument, at least kLeastElements (or all it has).
+  // `seconds`: all of them when they fit (at the cost of a draw in order),
+  // else the same share of each argument (at the cost of scattered draws,
+  // when timed), at least kLeastElements (or all it has).
   void Plan(double seconds);
 
   // Elements of argument `arg` to draw afresh in each slot (0 for an
@@ -55,7 +65,8 @@ class FreshInputs {
 
  private:
   const JobShape* shape_;
-  std::vector<double> seconds_per_element_;
+  std::vector<double> seconds_per_element_;    // drawn in order
+  std::vector<double> scattered_per_element_;  // at random positions (0: not timed)
   std::vector<std::int64_t> elements_;
 };
 

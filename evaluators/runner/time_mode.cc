@@ -496,6 +496,16 @@ ShapeLayout LayOut(const Job& job, int s, const PreparedInputs& prepared, Shared
   return layout;
 }
 
+// Where argument `a` of call slot `j` lies: an input in the shared inputs,
+// an inout in the slot's own copy; nullptr for the other roles.
+std::byte* DrawnArg(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t j, std::size_t a) {
+  const JobArg& arg = layout.shape->args[a];
+  if (arg.count <= 0) return nullptr;
+  if (arg.role == ArgRole::kInput) return inputs.data() + j * layout.inputs.bytes + layout.inputs.offsets[a];
+  if (arg.role == ArgRole::kInOut) return layout.InOuts(j) + layout.inout.offsets[a];
+  return nullptr;
+}
+
 // Elements of every input and inout of slots 0 .. calls - 1 drawn afresh
 // (as many as `fresh` plans), from seeds the kernel cannot see: a generator
 // of their own, so that the values it sees tell nothing of the generator
@@ -504,12 +514,8 @@ void Perturb(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls, con
              std::mt19937_64& seeds) {
   const JobShape& shape = *layout.shape;
   for (std::uint32_t j = 0; j < calls; ++j) {
-    std::byte* slot = inputs.data() + j * layout.inputs.bytes;
     for (std::size_t a = 0; a < shape.args.size(); ++a) {
-      const JobArg& arg = shape.args[a];
-      if ((arg.role != ArgRole::kInput && arg.role != ArgRole::kInOut) || arg.count <= 0) continue;
-      std::byte* data = arg.role == ArgRole::kInput ? slot + layout.inputs.offsets[a] : layout.InOuts(j) + layout.inout.offsets[a];
-      DrawAfresh(arg, seeds(), fresh.elements(a), data);
+      if (std::byte* data = DrawnArg(layout, inputs, j, a)) DrawAfresh(shape.args[a], seeds(), fresh.elements(a), data);
     }
   }
 }
@@ -657,6 +663,11 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     // by the slots the round uses (fresh_inputs.h).
     phase = Clock::now();
     FreshInputs fresh(*layout.shape);
+    std::vector<std::byte*> slot_args;
+    for (std::size_t a = 0; a < layout.shape->args.size(); ++a) {
+      slot_args.push_back(DrawnArg(layout, workers.inputs, 0, a));
+    }
+    fresh.TimeScattered(slot_args, fresh_seeds());
     fresh.Plan(FreshInputs::kFreshShare * ref_calls * ref.per_call() / std::max(cand_calls, ref_calls));
     least_fresh = std::min(least_fresh, fresh.share());
     most_fresh = std::max(most_fresh, fresh.share());

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 
 #include "core/half_float.h"
 #include "core/scalar_type.h"
@@ -14,6 +15,23 @@ using namespace kestrel;
 
 namespace {
 
+// The encoding `bits` rounds `value` to nearest, ties to even: no encoding
+// of the same sign one step either side is nearer, and a tie keeps the even
+// one. Finite neighbours only (the largest finite's next is infinity).
+void CheckNearest(double value, std::uint16_t bits, double (*decode)(std::uint16_t)) {
+  const double chosen = decode(bits);
+  REQUIRE(std::isfinite(chosen));
+  const double error = std::fabs(value - chosen);
+  for (int step : {-1, 1}) {
+    const int magnitude = (bits & 0x7FFF) + step;
+    if (magnitude < 0) continue;
+    const double other = decode(static_cast<std::uint16_t>((bits & 0x8000) | magnitude));
+    if (!std::isfinite(other)) continue;
+    const double other_error = std::fabs(value - other);
+    CHECK(error <= other_error);
+    if (error == other_error) CHECK((bits & 1) == 0);
+  }
+}
 
 }  // namespace
 
@@ -107,6 +125,24 @@ TEST_SUITE("half_float") {
     // The same just below a tie goes down.
     CHECK(ToBf16Bits(1.0 + std::ldexp(1.0, -8) - std::ldexp(1.0, -40)) == 0x3F80);
     CHECK(ToF16Bits(1.0 + std::ldexp(1.0, -11) - std::ldexp(1.0, -40)) == 0x3C00);
+  }
+
+  TEST_CASE("f16 and bf16: random doubles over every binade round to the nearest encoding, ties to even") {
+    std::mt19937_64 random(7);
+    std::uniform_real_distribution<double> unit(1.0, 2.0);
+    for (int i = 0; i < 200000; ++i) {
+      // f16 from below its smallest subnormal to past its largest finite, bf16 likewise.
+      const double sign = (random() & 1) != 0 ? -1.0 : 1.0;
+      const double f16 = sign * std::ldexp(unit(random), static_cast<int>(random() % 43) - 27);
+      if (std::fabs(f16) < 65504.0) CheckNearest(f16, ToF16Bits(f16), &FromF16Bits);
+      const double bf16 = sign * std::ldexp(unit(random), static_cast<int>(random() % 265) - 136);
+      if (std::fabs(bf16) < std::ldexp(255.0, 120)) CheckNearest(bf16, ToBf16Bits(bf16), &FromBf16Bits);
+    }
+    // Exact ties between every pair of neighbouring f16 encodings below 2^-10, to even.
+    for (std::uint16_t bits = 0; bits < 0x1400; ++bits) {
+      const double tie = (FromF16Bits(bits) + FromF16Bits(static_cast<std::uint16_t>(bits + 1))) / 2;
+      CHECK(ToF16Bits(tie) == ((bits & 1) == 0 ? bits : bits + 1));
+    }
   }
 
   TEST_CASE("the types' names, sizes and C++ types") {

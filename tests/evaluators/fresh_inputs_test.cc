@@ -13,6 +13,8 @@
 
 #include <doctest.h>
 
+#include "core/half_float.h"
+#include "core/scalar_type.h"
 #include "evaluators/runner/inputs.h"
 
 namespace kestrel::runner {
@@ -108,6 +110,63 @@ TEST_SUITE("fresh_inputs") {
     CHECK(g.back() != 0.0);  // the odd element out of the last pair
   }
 
+  TEST_CASE("normals follow the normal distribution: its CDF, its tails beyond the ziggurat's base, f32 and bf16") {
+    InitSpec normal;  // standard
+    constexpr std::int64_t kCount = 1 << 20;
+    const JobArg arg = Arg(ArgRole::kInput, ScalarType::kF64, kCount, normal);
+    std::vector<double> values(kCount);
+    DrawAfresh(arg, 21, kCount, reinterpret_cast<std::byte*>(values.data()));
+    std::sort(values.begin(), values.end());
+    // Kolmogorov-Smirnov: the largest gap between the sample's CDF and the
+    // normal's; at 1M draws a gap over 1.63 / sqrt(n) has probability 1%.
+    double gap = 0;
+    for (std::int64_t i = 0; i < kCount; i += 97) {
+      const double cdf = 0.5 * std::erfc(-values[i] / std::sqrt(2.0));
+      gap = std::max(gap, std::fabs(cdf - static_cast<double>(i) / kCount));
+    }
+    CHECK(gap < 1.63 / std::sqrt(static_cast<double>(kCount)));
+    // Beyond 3.4426 (the ziggurat's base, drawn by the tail method) lies
+    // 5.76e-4 of the mass, both sides: about 604 of 1M draws, sd 25.
+    const auto beyond = [&](double x) {
+      return std::count_if(values.begin(), values.end(), [x](double v) { return std::fabs(v) > x; });
+    };
+    CHECK(beyond(3.4426) > 500);
+    CHECK(beyond(3.4426) < 710);
+    CHECK(beyond(4.5) > 0);     // 7 expected
+    CHECK(beyond(4.5) < 20);
+    CHECK(values.front() < -3.4426);
+    CHECK(values.back() > 3.4426);
+    // Each half as likely: the tail's sign and the layers' too.
+    const auto negative = std::count_if(values.begin(), values.end(), [](double v) { return v < 0; });
+    CHECK(std::abs(static_cast<double>(negative) - kCount / 2) < 4 * 512);
+    // Stored as f32 and as bf16: the same distribution, rounded.
+    InitSpec shifted;
+    shifted.mean = 3;
+    shifted.std = 0.5;
+    for (ScalarType type : {ScalarType::kF32, ScalarType::kBF16}) {
+      const JobArg typed = Arg(ArgRole::kInput, type, 100000, shifted);
+      std::vector<std::byte> bytes(100000 * SizeOf(type));
+      DrawAfresh(typed, 5, typed.count, bytes.data());
+      double sum = 0, squares = 0;
+      for (std::int64_t i = 0; i < typed.count; ++i) {
+        double v = 0;
+        if (type == ScalarType::kF32) {
+          float f = 0;
+          std::memcpy(&f, bytes.data() + 4 * i, 4);
+          v = f;
+        } else {
+          std::uint16_t bits = 0;
+          std::memcpy(&bits, bytes.data() + 2 * i, 2);
+          v = FromBf16Bits(bits);
+        }
+        sum += v;
+        squares += (v - 3) * (v - 3);
+      }
+      CHECK(sum / typed.count == doctest::Approx(3).epsilon(0.002));
+      CHECK(std::sqrt(squares / typed.count) == doctest::Approx(0.5).epsilon(0.01));
+    }
+  }
+
   TEST_CASE("the plan: all elements within the budget, the same share of each argument beyond it, never fewer than 8") {
     JobShape shape;
     shape.args = {Arg(ArgRole::kInput, ScalarType::kF32, 1 << 16, Uniform(-1, 1)),
@@ -149,6 +208,29 @@ TEST_SUITE("fresh_inputs") {
     CHECK(share0 == doctest::Approx(share1).epsilon(0.05));
     CHECK(share0 > 0.01);
     CHECK(share0 < 0.9);
+
+    // Timed at random positions in the slot's own buffers (here 4 MiB, past
+    // L2): a share is planned at that cost, never less than in order and at
+    // most 8 times it; every element still goes at the cost in order.
+    JobShape large;
+    large.args = {Arg(ArgRole::kInput, ScalarType::kF32, 1 << 20, Uniform(-1, 1)),
+                  Arg(ArgRole::kOutput, ScalarType::kF32, 1 << 20)};
+    std::vector<float> buffer(1 << 20, 0.0f);
+    FreshInputs scattered(large);
+    scattered.Plan(10.0);
+    CHECK(scattered.elements(0) == 1 << 20);
+    const double budget = full * 16 / 10;  // about a tenth of a draw in order of all 1M elements
+    scattered.Plan(budget);
+    const std::int64_t before = scattered.elements(0);
+    CHECK(before < (1 << 20));
+    scattered.TimeScattered({reinterpret_cast<std::byte*>(buffer.data()), nullptr}, 77);
+    CHECK(std::count(buffer.begin(), buffer.end(), 0.0f) < (1 << 20));  // it drew into the buffer
+    scattered.Plan(budget);
+    CHECK(scattered.elements(0) <= before);
+    CHECK(8 * scattered.elements(0) >= before - 8);
+    CHECK(scattered.elements(1) == 0);
+    scattered.Plan(10.0);
+    CHECK(scattered.elements(0) == 1 << 20);
   }
 }
 
