@@ -55,7 +55,9 @@ void Store(double value, std::byte* out, std::int64_t i) {
   } else {
     const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
     const double hi = static_cast<double>(std::numeric_limits<T>::max());
-    const double r = std::nearbyint(std::clamp(value, lo, hi));
+    // rint: nearbyint's rounding (half to even: the runner never changes the
+    // mode) without saving and restoring the FP exception flags per element.
+    const double r = std::rint(std::clamp(value, lo, hi));
     converted = r >= hi ? std::numeric_limits<T>::max() : static_cast<T>(r);
   }
   std::memcpy(out + i * static_cast<std::int64_t>(sizeof(T)), &converted, sizeof(T));
@@ -168,9 +170,12 @@ void DrawValues(const InitSpec& init, Generator& generator, std::int64_t element
       break;
     case InitSpec::Dist::kInt: {
       const double lo = std::ceil(init.lo);
-      const double span = std::max(0.0, std::floor(init.hi) - lo + 1.0);
+      const double hi = std::floor(init.hi);
+      const double span = std::max(0.0, hi - lo + 1.0);
       for (std::int64_t i = 0; i < elements; ++i) {
-        put(at(i), std::min(lo + std::floor(span * generator.Uniform01()), std::floor(init.hi)));
+        // span * u is at least 0 and below 2^53: truncation is its floor, without a call.
+        const auto offset = static_cast<std::int64_t>(span * generator.Uniform01());
+        put(at(i), std::min(lo + static_cast<double>(offset), hi));
       }
       break;
     }
