@@ -63,21 +63,26 @@ void Store(double value, std::byte* out, std::int64_t i) {
   std::memcpy(out + i * static_cast<std::int64_t>(sizeof(T)), &converted, sizeof(T));
 }
 
-void StoreAs(ScalarType type, double value, std::byte* out, std::int64_t i) {
+void StoreBits(std::uint16_t bits, std::byte* out, std::int64_t i) { std::memcpy(out + 2 * i, &bits, 2); }
+
+// Calls `use` with the store of `type`'s elements into `out`, a callable
+// (index, value): one switch on the type, whether for one value or a buffer.
+template <class Use>
+void WithStore(ScalarType type, std::byte* out, Use use) {
   switch (type) {
-    case ScalarType::kF32: return Store<float>(value, out, i);
-    case ScalarType::kF64: return Store<double>(value, out, i);
-    case ScalarType::kI8: return Store<std::int8_t>(value, out, i);
-    case ScalarType::kU8: return Store<std::uint8_t>(value, out, i);
-    case ScalarType::kI32: return Store<std::int32_t>(value, out, i);
-    case ScalarType::kI64: return Store<std::int64_t>(value, out, i);
-    case ScalarType::kF16:
-    case ScalarType::kBF16: {
-      const std::uint16_t bits = type == ScalarType::kF16 ? ToF16Bits(value) : ToBf16Bits(value);
-      std::memcpy(out + 2 * i, &bits, 2);
-      return;
-    }
+    case ScalarType::kF32: return use([out](std::int64_t i, double v) { Store<float>(v, out, i); });
+    case ScalarType::kF64: return use([out](std::int64_t i, double v) { Store<double>(v, out, i); });
+    case ScalarType::kI8: return use([out](std::int64_t i, double v) { Store<std::int8_t>(v, out, i); });
+    case ScalarType::kU8: return use([out](std::int64_t i, double v) { Store<std::uint8_t>(v, out, i); });
+    case ScalarType::kI32: return use([out](std::int64_t i, double v) { Store<std::int32_t>(v, out, i); });
+    case ScalarType::kI64: return use([out](std::int64_t i, double v) { Store<std::int64_t>(v, out, i); });
+    case ScalarType::kF16: return use([out](std::int64_t i, double v) { StoreBits(ToF16Bits(v), out, i); });
+    case ScalarType::kBF16: return use([out](std::int64_t i, double v) { StoreBits(ToBf16Bits(v), out, i); });
   }
+}
+
+void StoreAs(ScalarType type, double value, std::byte* out, std::int64_t i) {
+  WithStore(type, out, [&](auto store) { store(i, value); });
 }
 
 bool IsOutput(ArgRole role) { return role == ArgRole::kOutput; }
@@ -187,25 +192,7 @@ void DrawValues(const InitSpec& init, Generator& generator, std::int64_t element
 // conversion chosen once, not per element.
 template <class Index>
 void Draw(const JobArg& arg, Generator& generator, std::int64_t elements, Index at, std::byte* out) {
-  const auto draw = [&](auto store) { DrawValues(arg.init, generator, elements, at, store); };
-  switch (arg.type) {
-    case ScalarType::kF32: return draw([out](std::int64_t i, double v) { Store<float>(v, out, i); });
-    case ScalarType::kF64: return draw([out](std::int64_t i, double v) { Store<double>(v, out, i); });
-    case ScalarType::kI8: return draw([out](std::int64_t i, double v) { Store<std::int8_t>(v, out, i); });
-    case ScalarType::kU8: return draw([out](std::int64_t i, double v) { Store<std::uint8_t>(v, out, i); });
-    case ScalarType::kI32: return draw([out](std::int64_t i, double v) { Store<std::int32_t>(v, out, i); });
-    case ScalarType::kI64: return draw([out](std::int64_t i, double v) { Store<std::int64_t>(v, out, i); });
-    case ScalarType::kF16:
-      return draw([out](std::int64_t i, double v) {
-        const std::uint16_t bits = ToF16Bits(v);
-        std::memcpy(out + 2 * i, &bits, 2);
-      });
-    case ScalarType::kBF16:
-      return draw([out](std::int64_t i, double v) {
-        const std::uint16_t bits = ToBf16Bits(v);
-        std::memcpy(out + 2 * i, &bits, 2);
-      });
-  }
+  WithStore(arg.type, out, [&](auto store) { DrawValues(arg.init, generator, elements, at, store); });
 }
 
 }  // namespace
