@@ -6,6 +6,10 @@
 //
 //   BM_Fill/TYPE/DIST         every element of a buffer, in order
 //   BM_DrawAfresh/TYPE/DIST   a tenth of the elements, at random positions
+//   BM_Seeds/secret           a draw's seed from SecretSeeds (getrandom(2) in
+//                             blocks of 512: secret_seeds.h), two per argument
+//                             and call slot each round
+//   BM_Seeds/mt19937_64       the same from a Mersenne twister, as before
 //
 // items_per_second: elements drawn a second; 1M elements a buffer (4 MiB of
 // f32: past L2).
@@ -14,12 +18,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "core/scalar_type.h"
 #include "evaluators/job.h"
 #include "evaluators/runner/inputs.h"
+#include "evaluators/runner/secret_seeds.h"
 
 namespace {
 
@@ -59,13 +65,23 @@ void BM_DrawAfresh(benchmark::State& state, ScalarType type, InitSpec::Dist dist
   FillInput(arg, InputKey{1, 0, 0}, 0, out.data());
   std::uint64_t seed = 1;
   for (auto _ : state) {
-    DrawAfresh(arg, seed++, kElements / 10, out.data());
+    DrawAfresh(arg, {seed, ~seed}, kElements / 10, out.data());
+    ++seed;
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations() * (kElements / 10));
 }
 
+template <class Seeds>
+void BM_Seeds(benchmark::State& state) {
+  Seeds seeds;
+  for (auto _ : state) benchmark::DoNotOptimize(seeds());
+  state.SetItemsProcessed(state.iterations());
+}
+
 void Register() {
+  benchmark::RegisterBenchmark("BM_Seeds/secret", BM_Seeds<kestrel::runner::SecretSeeds>);
+  benchmark::RegisterBenchmark("BM_Seeds/mt19937_64", BM_Seeds<std::mt19937_64>);
   const std::pair<const char*, ScalarType> types[] = {
       {"f32", ScalarType::kF32}, {"f64", ScalarType::kF64}, {"bf16", ScalarType::kBF16},
       {"f16", ScalarType::kF16}, {"i32", ScalarType::kI32}, {"i8", ScalarType::kI8}};

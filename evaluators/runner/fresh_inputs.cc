@@ -38,7 +38,7 @@ FreshInputs::FreshInputs(const JobShape& shape)
     double seconds = 1.0;
     for (int attempt = 0; attempt < kTimings; ++attempt) {
       const auto start = std::chrono::steady_clock::now();
-      DrawAfresh(sample, 0x9E3779B97F4A7C15ULL + a + attempt, sample.count, scratch.data());
+      DrawAfresh(sample, {0x9E3779B97F4A7C15ULL + a + attempt, 0}, sample.count, scratch.data());
       seconds = std::min(seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     seconds_per_element_[a] = std::max(seconds, 1e-9) / static_cast<double>(sample.count);
@@ -53,7 +53,8 @@ void FreshInputs::TimeScattered(const std::vector<std::byte*>& data, std::uint64
     double seconds = 1.0;
     for (int attempt = 0; attempt < kTimings; ++attempt) {
       const auto start = std::chrono::steady_clock::now();
-      DrawAfresh(arg, NextRandom(seed), kTimedElements, data[a]);
+      const std::uint64_t values = NextRandom(seed);
+      DrawAfresh(arg, {values, NextRandom(seed)}, kTimedElements, data[a]);
       seconds = std::min(seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     scattered_per_element_[a] = std::min(std::max(seconds, 1e-9) / static_cast<double>(kTimedElements),

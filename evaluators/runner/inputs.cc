@@ -202,14 +202,13 @@ void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte*
   Draw(arg, generator, arg.count, [](std::int64_t i) { return i; }, out);
 }
 
-void DrawAfresh(const JobArg& arg, std::uint64_t seed, std::int64_t elements, std::byte* out) {
-  Generator generator(seed);
+void DrawAfresh(const JobArg& arg, DrawSeeds seeds, std::int64_t elements, std::byte* out) {
+  Generator generator(seeds.values);
   if (elements >= arg.count) {
     Draw(arg, generator, arg.count, [](std::int64_t i) { return i; }, out);
     return;
   }
-  // Where: a second stream, so that a position never reuses a value's bits.
-  Generator where(Mix(seed ^ kGamma));
+  Generator where(seeds.positions);
   const auto count = static_cast<std::uint64_t>(arg.count);
   Draw(arg, generator, elements,
        [&](std::int64_t) { return static_cast<std::int64_t>(where.Next() % count); },

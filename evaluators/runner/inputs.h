@@ -60,11 +60,20 @@ class ArgSet {
 // `arg`, deterministically from `key` and the arg's index.
 void FillInput(const JobArg& arg, const InputKey& key, int arg_index, std::byte* out);
 
+// The seeds of one argument's draw: of its values, and of the positions a
+// partial draw changes. Two seeds, so that the values a kernel sees (from
+// which a seed can be recovered: secret_seeds.h) tell nothing of where
+// else the draw wrote.
+struct DrawSeeds {
+  std::uint64_t values = 0;
+  std::uint64_t positions = 0;
+};
+
 // Values afresh from the init distribution of `arg`, by a generator seeded
-// with `seed`: all `arg.count` elements of `out` when `elements` is at least
-// that many, else `elements` of them at positions drawn at random (some may
-// be drawn twice).
-void DrawAfresh(const JobArg& arg, std::uint64_t seed, std::int64_t elements, std::byte* out);
+// with `seeds.values`: all `arg.count` elements of `out` when `elements` is
+// at least that many, else `elements` of them at positions drawn at random
+// by a generator seeded with `seeds.positions` (some may be drawn twice).
+void DrawAfresh(const JobArg& arg, DrawSeeds seeds, std::int64_t elements, std::byte* out);
 
 // The next value of SplitMix64 (FillInput's and DrawAfresh's generator)
 // from `state`, which it advances.

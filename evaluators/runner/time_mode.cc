@@ -31,6 +31,7 @@
 #include "evaluators/runner/mapped_file.h"
 #include "evaluators/runner/inputs.h"
 #include "evaluators/runner/modes.h"
+#include "evaluators/runner/secret_seeds.h"
 #include "evaluators/runner/shared_region.h"
 #include "evaluators/runner/supervisor.h"
 #include "evaluators/worker/protocol.h"
@@ -507,15 +508,19 @@ std::byte* DrawnArg(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t j, 
 }
 
 // Elements of every input and inout of slots 0 .. calls - 1 drawn afresh
-// (as many as `fresh` plans), from seeds the kernel cannot see: a generator
-// of their own, so that the values it sees tell nothing of the generator
-// that picks the reference's window and the re-checks.
+// (as many as `fresh` plans), from seeds the kernel cannot predict
+// (secret_seeds.h): what it recovers from one draw's values tells it
+// nothing of the next draw, nor of the generator that picks the
+// reference's window and the re-checks.
 void Perturb(ShapeLayout& layout, SharedRegion& inputs, std::uint32_t calls, const FreshInputs& fresh,
-             std::mt19937_64& seeds) {
+             SecretSeeds& seeds) {
   const JobShape& shape = *layout.shape;
   for (std::uint32_t j = 0; j < calls; ++j) {
     for (std::size_t a = 0; a < shape.args.size(); ++a) {
-      if (std::byte* data = DrawnArg(layout, inputs, j, a)) DrawAfresh(shape.args[a], seeds(), fresh.elements(a), data);
+      std::byte* data = DrawnArg(layout, inputs, j, a);
+      if (data == nullptr) continue;
+      const std::uint64_t values = seeds();
+      DrawAfresh(shape.args[a], {values, seeds()}, fresh.elements(a), data);
     }
   }
 }
@@ -611,7 +616,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
 
   std::random_device entropy;
   std::mt19937_64 recheck((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
-  std::mt19937_64 fresh_seeds((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
+  SecretSeeds fresh_seeds;
   // Per sample of the slower kernel.
   const double sample_seconds =
       std::clamp(job.min_time_s / (4.0 * job.min_samples), kMinSampleSeconds, kMaxSampleSeconds);

@@ -1,7 +1,8 @@
 // DrawAfresh and FreshInputs (evaluators/runner/fresh_inputs.h): how many of
 // a call slot's input elements are drawn afresh before each round, within
-// the reference's budget, and that the draws are new values from the
-// argument's distribution.
+// the reference's budget, that the draws are new values from the
+// argument's distribution, and that their seeds (SecretSeeds) cannot be
+// predicted from earlier ones.
 
 #include "evaluators/runner/fresh_inputs.h"
 
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iterator>
+#include <random>
 #include <vector>
 
 #include <doctest.h>
@@ -16,6 +19,7 @@
 #include "core/half_float.h"
 #include "core/scalar_type.h"
 #include "evaluators/runner/inputs.h"
+#include "evaluators/runner/secret_seeds.h"
 
 namespace kestrel::runner {
 namespace {
@@ -50,25 +54,25 @@ TEST_SUITE("fresh_inputs") {
   TEST_CASE("all elements drawn: every one is new and from the distribution; other seeds give other values") {
     const JobArg arg = Arg(ArgRole::kInput, ScalarType::kF32, 10000, Uniform(2.0, 3.0));
     std::vector<float> first = Floats(10000, -7.0f);
-    DrawAfresh(arg, 11, arg.count, reinterpret_cast<std::byte*>(first.data()));
+    DrawAfresh(arg, {11, 1}, arg.count, reinterpret_cast<std::byte*>(first.data()));
     for (float v : first) {
       REQUIRE(v >= 2.0f);
       REQUIRE(v <= 3.0f);
     }
     std::vector<float> second = first;
-    DrawAfresh(arg, 12, arg.count, reinterpret_cast<std::byte*>(second.data()));
+    DrawAfresh(arg, {12, 1}, arg.count, reinterpret_cast<std::byte*>(second.data()));
     int same = 0;
     for (std::size_t i = 0; i < first.size(); ++i) same += first[i] == second[i];
     CHECK(same < 10);
     std::vector<float> again = Floats(10000, -7.0f);
-    DrawAfresh(arg, 11, arg.count, reinterpret_cast<std::byte*>(again.data()));
+    DrawAfresh(arg, {11, 1}, arg.count, reinterpret_cast<std::byte*>(again.data()));
     CHECK(std::memcmp(again.data(), first.data(), first.size() * sizeof(float)) == 0);
   }
 
   TEST_CASE("some elements drawn: at most that many change, at positions spread over the buffer") {
     const JobArg arg = Arg(ArgRole::kInput, ScalarType::kF32, 100000, Uniform(1.0, 2.0));
     std::vector<float> values = Floats(100000, -1.0f);
-    DrawAfresh(arg, 5, 1000, reinterpret_cast<std::byte*>(values.data()));
+    DrawAfresh(arg, {5, 1}, 1000, reinterpret_cast<std::byte*>(values.data()));
     const int changed = Changed(values, -1.0f);
     CHECK(changed <= 1000);
     CHECK(changed > 950);  // a few positions drawn twice
@@ -78,6 +82,74 @@ TEST_SUITE("fresh_inputs") {
     CHECK(first_half < 2 * changed / 3);
   }
 
+  TEST_CASE("a partial draw's positions have a seed of their own: the values' seed does not tell where they went") {
+    const JobArg arg = Arg(ArgRole::kInput, ScalarType::kF32, 100000, Uniform(1.0, 2.0));
+    std::vector<float> a = Floats(100000, -1.0f);
+    std::vector<float> b = a;
+    DrawAfresh(arg, {5, 1}, 1000, reinterpret_cast<std::byte*>(a.data()));
+    DrawAfresh(arg, {5, 2}, 1000, reinterpret_cast<std::byte*>(b.data()));
+    int both = 0, either = 0;
+    std::vector<float> values_a, values_b;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      both += a[i] != -1.0f && b[i] != -1.0f;
+      either += a[i] != -1.0f || b[i] != -1.0f;
+      if (a[i] != -1.0f) values_a.push_back(a[i]);
+      if (b[i] != -1.0f) values_b.push_back(b[i]);
+    }
+    CHECK(either > 1900);
+    CHECK(both < 50);  // 10 expected by chance
+    // The same values, elsewhere (but for the few positions drawn twice).
+    std::sort(values_a.begin(), values_a.end());
+    std::sort(values_b.begin(), values_b.end());
+    std::vector<float> common;
+    std::set_intersection(values_a.begin(), values_a.end(), values_b.begin(), values_b.end(),
+                          std::back_inserter(common));
+    CHECK(common.size() > 950);
+  }
+
+  TEST_CASE("the seeds: 312 of them recovered by a kernel do not predict the next, as a std::mt19937_64's would") {
+    // What a kernel that recovers each draw's seed from the values it sees
+    // (secret_seeds.h) would do with a Mersenne twister's outputs: undo the
+    // tempering of 312 consecutive ones, which gives the generator's state,
+    // and run its recurrence to predict the next outputs.
+    const auto untemper = [](std::uint64_t y) {
+      y ^= y >> 43;
+      y ^= (y << 37) & 0xFFF7EEE000000000ULL;
+      std::uint64_t x = y;
+      for (int i = 0; i < 4; ++i) x = y ^ ((x << 17) & 0x71D67FFFEDA60000ULL);
+      y = x;
+      for (int i = 0; i < 3; ++i) x = y ^ ((x >> 29) & 0x5555555555555555ULL);
+      return x;
+    };
+    const auto temper = [](std::uint64_t y) {
+      y ^= (y >> 29) & 0x5555555555555555ULL;
+      y ^= (y << 17) & 0x71D67FFFEDA60000ULL;
+      y ^= (y << 37) & 0xFFF7EEE000000000ULL;
+      return y ^ (y >> 43);
+    };
+    const auto predicted_right = [&](auto& generator) {
+      std::vector<std::uint64_t> state;
+      for (int i = 0; i < 312; ++i) state.push_back(untemper(generator()));
+      int right = 0;
+      for (int i = 0; i < 16; ++i) {
+        const std::size_t n = state.size();
+        const std::uint64_t y = (state[n - 312] & 0xFFFFFFFF80000000ULL) | (state[n - 311] & 0x7FFFFFFFULL);
+        state.push_back(state[n - 156] ^ (y >> 1) ^ ((y & 1) != 0 ? 0xB5026F5AA96619E9ULL : 0));
+        right += temper(state.back()) == generator();
+      }
+      return right;
+    };
+    std::mt19937_64 twister(std::random_device{}());
+    CHECK(predicted_right(twister) == 16);  // the attack is sound
+    SecretSeeds seeds;
+    CHECK(predicted_right(seeds) == 0);
+    // Nor are they the same from one evaluation to the next.
+    SecretSeeds other;
+    int same = 0;
+    for (int i = 0; i < 1000; ++i) same += seeds() == other();
+    CHECK(same == 0);
+  }
+
   TEST_CASE("integers and normals: in range, and whole") {
     InitSpec ints;
     ints.dist = InitSpec::Dist::kInt;
@@ -85,7 +157,7 @@ TEST_SUITE("fresh_inputs") {
     ints.hi = 4;
     const JobArg arg = Arg(ArgRole::kInOut, ScalarType::kI32, 5000, ints);
     std::vector<std::int32_t> values(5000, 99);
-    DrawAfresh(arg, 3, arg.count, reinterpret_cast<std::byte*>(values.data()));
+    DrawAfresh(arg, {3, 1}, arg.count, reinterpret_cast<std::byte*>(values.data()));
     bool low = false, high = false;
     for (std::int32_t v : values) {
       REQUIRE(v >= -3);
@@ -100,7 +172,7 @@ TEST_SUITE("fresh_inputs") {
     normal.std = 2;
     const JobArg gauss = Arg(ArgRole::kInput, ScalarType::kF64, 20001, normal);
     std::vector<double> g(20001, 0.0);
-    DrawAfresh(gauss, 4, gauss.count, reinterpret_cast<std::byte*>(g.data()));
+    DrawAfresh(gauss, {4, 1}, gauss.count, reinterpret_cast<std::byte*>(g.data()));
     double sum = 0, squares = 0;
     for (double v : g) sum += v;
     const double mean = sum / g.size();
@@ -115,7 +187,7 @@ TEST_SUITE("fresh_inputs") {
     constexpr std::int64_t kCount = 1 << 20;
     const JobArg arg = Arg(ArgRole::kInput, ScalarType::kF64, kCount, normal);
     std::vector<double> values(kCount);
-    DrawAfresh(arg, 21, kCount, reinterpret_cast<std::byte*>(values.data()));
+    DrawAfresh(arg, {21, 1}, kCount, reinterpret_cast<std::byte*>(values.data()));
     std::sort(values.begin(), values.end());
     // Kolmogorov-Smirnov: the largest gap between the sample's CDF and the
     // normal's; at 1M draws a gap over 1.63 / sqrt(n) has probability 1%.
@@ -146,7 +218,7 @@ TEST_SUITE("fresh_inputs") {
     for (ScalarType type : {ScalarType::kF32, ScalarType::kBF16}) {
       const JobArg typed = Arg(ArgRole::kInput, type, 100000, shifted);
       std::vector<std::byte> bytes(100000 * SizeOf(type));
-      DrawAfresh(typed, 5, typed.count, bytes.data());
+      DrawAfresh(typed, {5, 1}, typed.count, bytes.data());
       double sum = 0, squares = 0;
       for (std::int64_t i = 0; i < typed.count; ++i) {
         double v = 0;
@@ -199,7 +271,7 @@ TEST_SUITE("fresh_inputs") {
     double full = 1e9;
     for (int i = 0; i < 5; ++i) {  // the fastest of a few draws, as the plan's own timing is
       const auto start = std::chrono::steady_clock::now();
-      DrawAfresh(shape.args[0], 9 + i, shape.args[0].count, reinterpret_cast<std::byte*>(scratch.data()));
+      DrawAfresh(shape.args[0], {9 + static_cast<std::uint64_t>(i), 1}, shape.args[0].count, reinterpret_cast<std::byte*>(scratch.data()));
       full = std::min(full, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     timed.Plan(full * all / (1 << 16) / 10);
