@@ -1,7 +1,7 @@
 #pragma once
 // This host's calibration for a database the CLI tests are about to create.
-// Every fresh database makes its first run measure the host (about ten seconds
-// on a quiet machine, a minute on a busy one); the tests whose subject is not
+// Every fresh database makes its first run measure the host (about five seconds
+// on a quiet machine, more on a busy one); the tests whose subject is not
 // the calibration take the figures from the user's cache instead (measured
 // once per machine, as `kestrel eval` without a database does), recorded in
 // the database as a run would record them.
