@@ -515,6 +515,17 @@ double FreshShare(const std::string& log) {
   return open == std::string::npos ? -1.0 : std::atof(log.c_str() + open + 1);
 }
 
+// The options both GEMM patch cases time matmul with: samples of 0.2 s or
+// 10 calls, in their own work folder.
+CpuEvaluatorOptions PatchCaseOptions(const testing::TempDir& work) {
+  CpuEvaluatorOptions options = testing::FastOptions();
+  options.work_dir = work.path();
+  options.measure.min_time_s = 0.2;
+  options.measure.min_samples = 10;
+  options.measure.run_timeout_s = 60;
+  return options;
+}
+
 // Whether `m` is an outcome `attack` may end in; `why` says what is wrong.
 bool AsExpected(const Attack& attack, const Measurement& m, double honest, std::string& why) {
   const bool measured = m.outcome == Outcome::kMeasured;
@@ -728,12 +739,8 @@ TEST_SUITE("adversarial_gallery") {
     auto task = LoadTask(testing::TasksDir() / "matmul");
     REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     task->shapes = {{{"m", 256}, {"n", 256}, {"k", 256}}};
-    CpuEvaluatorOptions options = testing::FastOptions();
     testing::TempDir work;
-    options.work_dir = work.path();
-    options.measure.min_time_s = 0.2;
-    options.measure.min_samples = 10;
-    options.measure.run_timeout_s = 60;
+    const CpuEvaluatorOptions options = PatchCaseOptions(work);
     auto made = MakeCpuEvaluator(*task, options);
     REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
@@ -783,13 +790,9 @@ TEST_SUITE("adversarial_gallery") {
     REQUIRE_MESSAGE(task.has_value(), testing::ErrorOf(task));
     task->shapes = {{{"m", 256}, {"n", 256}, {"k", 256}}};
     task->baseline.reset();  // OpenBLAS's own threads would keep running after its calls
-    CpuEvaluatorOptions options = testing::FastOptions();
     testing::TempDir work;
-    options.work_dir = work.path();
+    CpuEvaluatorOptions options = PatchCaseOptions(work);
     options.threads = 2;
-    options.measure.min_time_s = 0.2;
-    options.measure.min_samples = 10;
-    options.measure.run_timeout_s = 60;
     auto made = MakeCpuEvaluator(*task, options);
     REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
     Evaluator& evaluator = **made;
