@@ -55,8 +55,8 @@ class PromptProvider {
       const auto stored = Query(workspace_, "SELECT prompt_json FROM llm_calls");
       for (const auto& row : stored) answered += Text(json::parse(row[0])) == prompt;
       std::this_thread::sleep_for(60ms);
-      const std::string reply =
-          Reply(prompt, std::hash<std::string>{}(prompt + "#" + std::to_string(answered)), stored.size());
+      const std::string reply = Reply(
+          prompt, std::hash<std::string>{}(WithoutHardware(prompt) + "#" + std::to_string(answered)), stored.size());
       const json body = {{"choices", {{{"message", {{"role", "assistant"}, {"content", reply}}},
                                        {"finish_reason", "stop"}}}},
                          {"usage", {{"prompt_tokens", 800}, {"completion_tokens", 120}}}};
@@ -78,6 +78,17 @@ class PromptProvider {
     std::string text;
     for (const auto& message : messages) text += message.at("content").get<std::string>() + "\n";
     return text;
+  }
+
+  // The prompt without its "## Hardware" section: the replies, and with them
+  // the search's path, must not depend on the machine the test runs on (a
+  // host whose prompts hashed differently made a search that never reached
+  // the ranked versions this test counts).
+  static std::string WithoutHardware(const std::string& prompt) {
+    const auto start = prompt.find("## Hardware\n");
+    if (start == std::string::npos) return prompt;
+    const auto next = prompt.find("\n## ", start);
+    return prompt.substr(0, start) + (next == std::string::npos ? "" : prompt.substr(next + 1));
   }
 
   // `stored`: the calls the database holds, a clock a resumed run agrees
