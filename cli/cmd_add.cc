@@ -79,7 +79,7 @@ void Add(Cli& cli, const AddFlags& flags) {
   auto graph_id = (*store)->GraphForTask(*task_id, false);
   if (!graph_id) return (void)cli.Report(graph_id.error());
   if (flags.parent != 0) {
-    auto parent = NodeToActOn(**store, flags.parent);
+    auto parent = NamedNode(**store, flags.parent);
     if (!parent) return (void)cli.Report(parent.error());
     if (parent->graph_id != *graph_id) {
       return (void)cli.Report(Error::InvalidArgument(

@@ -12,8 +12,10 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/human_flags.h"
 #include "cli/human_output.h"
 #include "cli/output.h"
+#include "core/json_text.h"
 #include "search/review_queue.h"
 
 namespace kestrel::cli {
@@ -70,6 +72,9 @@ void AddBestCommand(CLI::App& app, Cli& cli) {
   best->callback([flags, &cli] {
     auto store = cli.OpenForReading();
     if (!store) return (void)cli.Report(store.error());
+    if (flags->run > 0) {
+      if (auto run = NamedRun(**store, flags->run); !run) return (void)cli.Report(run.error());
+    }
     BestQuery query;
     if (!flags->task.empty()) query.task = flags->task;
     if (flags->run > 0) query.run_id = flags->run;
@@ -93,7 +98,7 @@ void AddBestCommand(CLI::App& app, Cli& cli) {
         entry["awaiting_review"] = awaiting == marks->awaiting.end() ? nlohmann::json() : ToJson(awaiting->second);
         document.push_back(entry);
       }
-      std::cout << document.dump(2) << "\n";
+      std::cout << JsonText(document, 2) << "\n";
       return;
     }
     if (rows->empty()) {

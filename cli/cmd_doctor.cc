@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/host.h"
+#include "core/json_text.h"
 #include "evaluators/diagnosis.h"
 #include "evaluators/subprocess.h"
 #include "cli/cli.h"
@@ -138,7 +139,7 @@ void AddDoctorCommand(CLI::App& app, Cli& cli) {
       table.Add({check.name, state, check.detail + (check.fix.empty() ? "" : "  -> " + check.fix)});
     }
     if (*json) {
-      std::cout << document.dump(2) << "\n";
+      std::cout << JsonText(document, 2) << "\n";
     } else {
       table.Print(std::cout);
       if (!any_llm) std::cout << "LLM endpoints: none checked (give --config RUN.json to send each a tiny request)\n";

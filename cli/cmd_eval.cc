@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evaluators/calibration.h"
+#include "core/json_text.h"
 #include "evaluators/make_evaluator.h"
 #include "cli/cli.h"
 #include "cli/knob_choice.h"
@@ -75,13 +76,12 @@ void PrintFingerprints(Evaluator& evaluator, const Task& task, const EvalFlags& 
     }
     same_code += twin.has_value();
     if (flags.json) {
-      std::cout << nlohmann::json{{"task", task.name},
-                                  {"file", flags.file},
-                                  {"knobs", space[i]},
-                                  {"built", build.ok},
-                                  {"code_hash", build.code_hash},
-                                  {"same_code_as", twin ? nlohmann::json(space[*twin]) : nlohmann::json()}}
-                       .dump()
+      std::cout << JsonText(nlohmann::json{{"task", task.name},
+                                           {"file", flags.file},
+                                           {"knobs", space[i]},
+                                           {"built", build.ok},
+                                           {"code_hash", build.code_hash},
+                                           {"same_code_as", twin ? nlohmann::json(space[*twin]) : nlohmann::json()}})
                 << std::endl;
     } else {
       std::cout << fmt::format("{:<60} {}{}\n", ToString(space[i]),
@@ -91,15 +91,14 @@ void PrintFingerprints(Evaluator& evaluator, const Task& task, const EvalFlags& 
   }
   const auto distinct = static_cast<std::int64_t>(first_with.size());
   if (flags.json) {
-    std::cout << nlohmann::json{{"task", task.name},
-                                {"file", flags.file},
-                                {"summary", true},
-                                {"configurations", space.size()},
-                                {"built", built},
-                                {"unknown", unknown},
-                                {"distinct_codes", distinct},
-                                {"same_code", same_code}}
-                     .dump()
+    std::cout << JsonText(nlohmann::json{{"task", task.name},
+                                         {"file", flags.file},
+                                         {"summary", true},
+                                         {"configurations", space.size()},
+                                         {"built", built},
+                                         {"unknown", unknown},
+                                         {"distinct_codes", distinct},
+                                         {"same_code", same_code}})
               << std::endl;
   } else {
     std::cout << fmt::format("{} configurations, {} built, {} distinct codes ({} without a fingerprint): same_code "
@@ -187,7 +186,7 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
           document["knobs"] = knobs;
           document["identity"] = candidate.Identity();
           // A sweep's reader takes each line as it comes (JSON Lines).
-          std::cout << (lines ? document.dump() : document.dump(2)) << std::endl;
+          std::cout << (lines ? JsonText(document) : JsonText(document, 2)) << std::endl;
         } else {
           std::cout << task->name << " " << flags->file;
           if (!knobs.empty()) std::cout << " [" << ToString(knobs) << "]";

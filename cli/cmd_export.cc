@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "cli/human_flags.h"
 
 namespace kestrel::cli {
 
@@ -18,7 +19,7 @@ void AddExportCommand(CLI::App& app, Cli& cli) {
   exp->callback([node_id, output, &cli] {
     auto store = cli.OpenForReading();
     if (!store) return (void)cli.Report(store.error());
-    auto node = (*store)->GetNode(*node_id);
+    auto node = NamedNode(**store, *node_id);
     if (!node) return (void)cli.Report(node.error());
     const std::string text = SubstituteKnobs(node->source, node->knobs);
     if (output->empty()) {

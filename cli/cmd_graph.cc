@@ -1,13 +1,14 @@
 // kestrel graph [--run ID | --task NAME] [--format dot|svg] [-o FILE]:
 // the search graph for Graphviz.
 
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli/human_flags.h"
+#include "report/graph_svg.h"
 #include "search/engine/graph_loader.h"
 
 namespace kestrel::cli {
@@ -22,7 +23,7 @@ struct GraphFlags {
 
 // The run whose graph to draw: the given one, or the newest (of the task).
 Result<RunRecord> ChooseRun(Store& store, const GraphFlags& flags) {
-  if (flags.run > 0) return store.GetRun(flags.run);
+  if (flags.run > 0) return NamedRun(store, flags.run);
   auto runs = store.ListRuns();
   if (!runs) return Fail(runs.error());
   for (const RunRecord& run : *runs) {
@@ -31,15 +32,21 @@ Result<RunRecord> ChooseRun(Store& store, const GraphFlags& flags) {
   return Fail(Error::NotFound(flags.task.empty() ? "the database has no runs" : "no run of task " + flags.task));
 }
 
+// Graphviz draws it; the file is written here, so that no shell ever sees
+// its name, and a file that cannot be written is not blamed on Graphviz.
 Status WriteSvg(const std::string& dot, const std::string& output) {
-  const std::string command = "dot -Tsvg" + (output.empty() ? std::string() : " -o '" + output + "'");
-  FILE* pipe = popen(command.c_str(), "w");
-  if (!pipe) return Fail(Error::Io("cannot start Graphviz's dot"));
-  std::fwrite(dot.data(), 1, dot.size(), pipe);
-  const int status = pclose(pipe);
-  if (status != 0) {
+  const std::string svg = report::DotToSvg(dot);
+  if (svg.empty()) {
     return Fail(Error::Unsupported("Graphviz's dot failed or is missing (apt-get install graphviz), or use --format dot"));
   }
+  const std::string file = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n" + svg;
+  if (output.empty()) {
+    std::cout << file;
+    return {};
+  }
+  std::ofstream out(output);
+  out << file;
+  if (!out.flush()) return Fail(Error::Io("cannot write " + output));
   return {};
 }
 

@@ -48,15 +48,23 @@ Result<std::unique_ptr<Store>> OpenForActing(const Cli& cli) {
   if (!std::filesystem::exists(cli.db)) {
     return Fail(Error::InvalidArgument("no database at " + cli.db + " (start a search with `kestrel run`, or pass --db PATH)"));
   }
-  return Store::Open(cli.db);
+  return Store::Open(cli.db, Store::Mode::kExisting);
 }
 
-Result<NodeRecord> NodeToActOn(Store& store, std::int64_t node_id) {
+Result<NodeRecord> NamedNode(Store& store, std::int64_t node_id) {
   auto node = store.GetNode(node_id);
   if (!node && node.error().IsNotFound()) {
-    return Fail(Error::InvalidArgument(fmt::format("no node {} in {}", node_id, "the database")));
+    return Fail(Error::InvalidArgument(fmt::format("no node {} in the database", node_id)));
   }
   return node;
+}
+
+Result<RunRecord> NamedRun(Store& store, std::int64_t run_id) {
+  auto run = store.GetRun(run_id);
+  if (!run && run.error().IsNotFound()) {
+    return Fail(Error::InvalidArgument(fmt::format("no run {} in the database", run_id)));
+  }
+  return run;
 }
 
 namespace {
@@ -73,7 +81,7 @@ struct ActionFlags {
 void ActOnNode(Cli& cli, const ActionFlags& flags, HumanActionKind kind, const std::string& text) {
   auto store = OpenForActing(cli);
   if (!store) return (void)cli.Report(store.error());
-  auto node = NodeToActOn(**store, flags.node);
+  auto node = NamedNode(**store, flags.node);
   if (!node) return (void)cli.Report(node.error());
   auto id = (*store)->AddHumanAction({0, node->graph_id, node->id, 0, kind, text, Author(flags.author), 0});
   if (!id) return (void)cli.Report(id.error());
@@ -105,7 +113,12 @@ void AddHumanCommands(CLI::App& app, Cli& cli) {
   note_command->add_option("node", note->node, "the node's id")->required()->check(CLI::PositiveNumber);
   note_command->add_option("text", note->text, "the note")->required();
   AddAuthorFlag(*note_command, note->author);
-  note_command->callback([note, &cli] { ActOnNode(cli, *note, HumanActionKind::kNote, note->text); });
+  note_command->callback([note, &cli] {
+    if (note->text.find_first_not_of(" \t\r\n") == std::string::npos) {
+      return (void)cli.Report(Error::InvalidArgument("note: the note has no text"));
+    }
+    ActOnNode(cli, *note, HumanActionKind::kNote, note->text);
+  });
 
   auto label = std::make_shared<ActionFlags>();
   CLI::App* label_command = app.add_subcommand("label", "label a node (" + LabelWords() + "); it replaces its label");
@@ -140,11 +153,8 @@ void AddHumanCommands(CLI::App& app, Cli& cli) {
     if (!store) return (void)cli.Report(store.error());
     RunRecord run;
     if (steer->run != 0) {
-      auto found = (*store)->GetRun(steer->run);
-      if (!found) {
-        return (void)cli.Report(found.error().IsNotFound() ? Error::InvalidArgument(fmt::format("no run {}", steer->run))
-                                                           : found.error());
-      }
+      auto found = NamedRun(**store, steer->run);
+      if (!found) return (void)cli.Report(found.error());
       run = *found;
     } else {
       auto chosen = RunToSteer(**store);

@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/human_flags.h"
 #include "cli/output.h"
+#include "core/json_text.h"
 #include "search/engine/graph_loader.h"
 
 namespace kestrel::cli {
@@ -22,7 +24,7 @@ void AddLineageCommand(CLI::App& app, Cli& cli) {
   lineage->callback([node_id, json, &cli] {
     auto store = cli.OpenForReading();
     if (!store) return (void)cli.Report(store.error());
-    auto node = (*store)->GetNode(*node_id);
+    auto node = NamedNode(**store, *node_id);
     if (!node) return (void)cli.Report(node.error());
     auto loaded = LoadSearchGraph(**store, node->graph_id);
     if (!loaded) return (void)cli.Report(loaded.error());
@@ -47,7 +49,7 @@ void AddLineageCommand(CLI::App& app, Cli& cli) {
                  entry.speedup ? FormatSpeedup(*entry.speedup) : "-", entry.mutation + twin});
     }
     if (*json) {
-      std::cout << steps.dump(2) << "\n";
+      std::cout << JsonText(steps, 2) << "\n";
     } else {
       table.Print(std::cout);
     }

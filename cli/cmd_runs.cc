@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "core/json_text.h"
 
 namespace kestrel::cli {
 
@@ -21,7 +22,7 @@ void AddRunsCommand(CLI::App& app, Cli& cli) {
     if (*json) {
       nlohmann::json document = nlohmann::json::array();
       for (const RunRecord& run : *list) document.push_back(ToJson(run));
-      std::cout << document.dump(2) << "\n";
+      std::cout << JsonText(document, 2) << "\n";
       return;
     }
     Table table({"run", "task", "status", "stop", "started", "evals", "same code", "best"});

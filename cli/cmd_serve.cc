@@ -50,7 +50,10 @@ void AddServeCommand(CLI::App& app, Cli& cli) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     auto server = serve::LiveServer::Bind(options);
     if (!server) return (void)cli.Report(server.error());
-    std::cerr << "kestrel: serving " << cli.db << " at http://" << options.bind << ":" << (*server)->Port() << "/"
+    // An IPv6 address goes in brackets in a URL (RFC 3986).
+    const bool v6 = options.bind.find(':') != std::string::npos;
+    std::cerr << "kestrel: serving " << cli.db << " at http://" << (v6 ? "[" + options.bind + "]" : options.bind) << ":"
+              << (*server)->Port() << "/"
               << (options.token.empty() ? " (read-only: no token)" : "") << std::endl;
     std::atomic<bool> signalled = false;
     std::thread stopper([&signals, &server, &signalled] {

@@ -12,8 +12,10 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/human_flags.h"
 #include "cli/human_output.h"
 #include "cli/output.h"
+#include "core/json_text.h"
 #include "search/engine/graph_loader.h"
 
 namespace kestrel::cli {
@@ -93,7 +95,7 @@ void PrintProfile(std::ostream& out, std::int64_t node, const std::optional<Prof
     } else {
       document["note"] = NoProfileNote(node);
     }
-    out << document.dump(2) << "\n";
+    out << JsonText(document, 2) << "\n";
     return;
   }
   if (!record) {
@@ -121,7 +123,7 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
   show->callback([node_id, json, prompt, profile, &cli] {
     auto store = cli.OpenForReading();
     if (!store) return (void)cli.Report(store.error());
-    auto node = (*store)->GetNode(*node_id);
+    auto node = NamedNode(**store, *node_id);
     if (!node) return (void)cli.Report(node.error());
     auto measurements = (*store)->GetMeasurements(node->id);
     if (!measurements) return (void)cli.Report(measurements.error());
@@ -198,7 +200,7 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
                                          {"retries", call.retries},
                                          {"error", call.error}});
       }
-      std::cout << document.dump(2) << "\n";
+      std::cout << JsonText(document, 2) << "\n";
       return;
     }
     std::cout << fmt::format("node {}  {}", node->id, ToString(node->status));

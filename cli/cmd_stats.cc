@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/human_flags.h"
 #include "cli/output.h"
+#include "core/json_text.h"
 #include "search/mutators/direction_stats.h"
 
 namespace kestrel::cli {
@@ -48,7 +50,7 @@ void AddStatsCommand(CLI::App& app, Cli& cli) {
     if (!store) return (void)cli.Report(store.error());
     std::set<std::int64_t> graphs;
     if (flags->run > 0) {
-      auto run = (*store)->GetRun(flags->run);
+      auto run = NamedRun(**store, flags->run);
       if (!run) return (void)cli.Report(run.error());
       graphs.insert(run->graph_id);
     } else {
@@ -71,7 +73,7 @@ void AddStatsCommand(CLI::App& app, Cli& cli) {
                             {"rank_correlation", row.rank_correlation ? nlohmann::json(*row.rank_correlation) : nlohmann::json()},
                             {"median_error", row.median_error ? nlohmann::json(*row.median_error) : nlohmann::json()}});
       }
-      std::cout << document.dump(2) << "\n";
+      std::cout << JsonText(document, 2) << "\n";
       return;
     }
     if (rows->empty()) {

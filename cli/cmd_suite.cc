@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "cli/suite_output.h"
+#include "core/json_text.h"
 #include "search/engine/budget.h"
 #include "search/engine/stop.h"
 #include "search/suite/suite_report.h"
@@ -150,7 +151,7 @@ void AddSuiteReport(CLI::App& suite, Cli& cli) {
     auto built = BuildSuiteReport(**store, id);
     if (!built) return (void)cli.Report(built.error());
     if (flags->json) {
-      std::cout << ToJson(*built).dump(2) << "\n";
+      std::cout << JsonText(ToJson(*built), 2) << "\n";
     } else {
       PrintSuiteReport(std::cout, *built);
     }

@@ -10,6 +10,7 @@
 #include "core/candidate.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "core/json_text.h"
 
 namespace kestrel::cli {
 namespace {
@@ -59,7 +60,7 @@ void AddTasksCommand(CLI::App& app, Cli& cli) {
       table.Add({task.name, task.language, std::to_string(task.shapes.size()), std::to_string(space), task.description});
     }
     if (*json) {
-      std::cout << list.dump(2) << "\n";
+      std::cout << JsonText(list, 2) << "\n";
     } else {
       table.Print(std::cout);
     }

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/session_printer.h"
+#include "core/json_text.h"
 #include "search/run_session.h"
 
 namespace kestrel::cli {
@@ -249,7 +250,7 @@ std::string StopReasonText(const StopReason& reason) {
 void PrintRunSummary(const RunSummary& summary, bool json) {
   std::ostream& out = std::cout;
   if (json) {
-    out << nlohmann::json{{"run", summary.run_id},
+    out << JsonText(nlohmann::json{{"run", summary.run_id},
                                 {"evaluations", summary.evaluations},
                                 {"duplicates", summary.duplicates},
                                 {"same_code", summary.same_code},
@@ -260,8 +261,8 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
                                 {"best_node", summary.best_node ? nlohmann::json(*summary.best_node) : nlohmann::json()},
                                 {"best_speedup", summary.best_speedup},
                                 {"stop_reason", ToString(summary.stop_reason)},
-                                {"seconds", summary.seconds}}
-                     .dump(2)
+                                {"seconds", summary.seconds}},
+                    2)
               << "\n";
     return;
   }

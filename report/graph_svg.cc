@@ -28,28 +28,6 @@ const char* EdgeStyle(EdgeKind kind) {
   }
 }
 
-// Runs `dot -Tsvg` on the text; "" when it cannot.
-std::string RunDot(const std::string& dot) {
-  char path[] = "/tmp/kestrel-report-XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0) return "";
-  close(fd);
-  std::string svg;
-  {
-    std::ofstream(path) << dot;
-    const std::string command = std::string("dot -Tsvg '") + path + "' 2>/dev/null";
-    if (FILE* pipe = popen(command.c_str(), "r")) {
-      char buffer[65536];
-      for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) svg.append(buffer, n);
-      if (pclose(pipe) != 0) svg.clear();
-    }
-  }
-  std::filesystem::remove(path);
-  // Inline: the <svg> element only, without the XML prolog and doctype.
-  const std::size_t start = svg.find("<svg");
-  return start == std::string::npos ? "" : svg.substr(start);
-}
-
 }  // namespace
 
 std::set<std::int64_t> NodesToDraw(const ReportModel& model, std::size_t max_nodes) {
@@ -118,6 +96,27 @@ std::string GraphDot(const ReportModel& model, const std::set<std::int64_t>* sho
   return dot + "}\n";
 }
 
+std::string DotToSvg(const std::string& dot) {
+  char path[] = "/tmp/kestrel-report-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return "";
+  close(fd);
+  std::string svg;
+  {
+    std::ofstream(path) << dot;
+    const std::string command = std::string("dot -Tsvg '") + path + "' 2>/dev/null";
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      char buffer[65536];
+      for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) svg.append(buffer, n);
+      if (pclose(pipe) != 0) svg.clear();
+    }
+  }
+  std::filesystem::remove(path);
+  // Inline: the <svg> element only, without the XML prolog and doctype.
+  const std::size_t start = svg.find("<svg");
+  return start == std::string::npos ? "" : svg.substr(start);
+}
+
 std::string GraphSvg(const ReportModel& model, std::size_t max_nodes) {
   std::string note;
   std::set<std::int64_t> part;
@@ -127,7 +126,7 @@ std::string GraphSvg(const ReportModel& model, std::size_t max_nodes) {
                        "the lineages that reached them. <code>kestrel graph --format svg</code> draws all of it.</p>",
                        model.nodes.size(), part.size());
   }
-  const std::string svg = RunDot(GraphDot(model, note.empty() ? nullptr : &part));
+  const std::string svg = DotToSvg(GraphDot(model, note.empty() ? nullptr : &part));
   if (svg.empty()) {
     return "<p class=\"muted\">Graphviz's <code>dot</code> is missing or failed (apt-get install graphviz): "
            "no picture of the graph.</p>";

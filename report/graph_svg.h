@@ -27,5 +27,9 @@ std::set<std::int64_t> NodesToDraw(const ReportModel& model, std::size_t max_nod
 // The <svg> element (a larger graph: NodesToDraw's part of it, saying so),
 // or a paragraph saying why there is none (Graphviz missing or failing).
 std::string GraphSvg(const ReportModel& model, std::size_t max_nodes = 1500);
+// Graphviz's `dot -Tsvg` on DOT text: the <svg> element (without the XML
+// prolog, so that it can be inlined; it is a whole SVG file as it is), or ""
+// when dot is missing or fails. No shell sees a name the caller chose.
+std::string DotToSvg(const std::string& dot);
 
 }  // namespace kestrel::report

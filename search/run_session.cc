@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/host.h"
+#include "core/json_text.h"
 #include "evaluators/make_evaluator.h"
 #include "search/engine/line_prefix.h"
+#include "search/graph_lock.h"
 #include "search/mutators/analyst.h"
 #include "search/mutators/llm_mutator.h"
 #include "search/mutators/reviewer.h"
@@ -150,7 +152,7 @@ Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& conf
     // Not fatal: measurements then carry no roofline fraction and only the speedup cap guards plausibility.
     Notify(events.calibration_failed, calibration.error().message());
     (void)store.AddRunEvent(engine_options.run_id, "calibration_failed",
-                            nlohmann::json{{"error", calibration.error().message()}}.dump());
+                            JsonText(nlohmann::json{{"error", calibration.error().message()}}));
   }
   Engine engine(store, prepared.task, *prepared.evaluator, config, std::move(prepared.mutators),
                 std::move(prepared.strategy), engine_options);
@@ -180,6 +182,15 @@ Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& optio
   if (!task_id) return Fail(task_id.error());
   auto graph_id = (*store)->GraphForTask(*task_id, options.fresh);
   if (!graph_id) return Fail(graph_id.error());
+  auto lock = GraphLock::Take(options.db_path, *graph_id);
+  if (!lock) return Fail(lock.error());
+  if (!*lock) {
+    return Fail(Error::Io(fmt::format(
+        "task {}'s graph (graph {}) is being searched by another kestrel process (`kestrel runs` shows it running): "
+        "two searches of one graph would each miss the other's nodes. Wait for it to end, or give --fresh to "
+        "search a graph of its own",
+        prepared->task.name, *graph_id)));
+  }
   auto host_id = (*store)->UpsertHost(prepared->evaluator->Host());
   if (!host_id) return Fail(host_id.error());
 
@@ -188,7 +199,7 @@ Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& optio
   run.task_name = prepared->task.name;
   run.graph_id = *graph_id;
   run.host_id = *host_id;
-  run.config_json = ToJson(config).dump();
+  run.config_json = JsonText(ToJson(config));
   run.started_at = NowMillis();
   auto run_id = (*store)->CreateRun(run);
   if (!run_id) return Fail(run_id.error());
@@ -210,6 +221,14 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
   if (!store) return Fail(store.error());
   auto run = ChooseRunToResume(**store, resume.run_id);
   if (!run) return Fail(run.error());
+  auto lock = GraphLock::Take(options.db_path, run->graph_id);
+  if (!lock) return Fail(lock.error());
+  if (!*lock) {
+    return Fail(Error::Io(fmt::format(
+        "run {} (task {}) is running in another kestrel process, or another run searches its graph {}: it is "
+        "resumed once that process has ended",
+        run->id, run->task_name, run->graph_id)));
+  }
   if (run->status == RunStatus::kFailed && !resume.retry) {
     return Fail(Error::Internal(fmt::format(
         "run {} stopped with an error and is not resumed: {}\nResuming it would meet the same failure: it is a "
@@ -242,6 +261,16 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
   auto prepared = Prepare(*config, options, budget);
   if (!prepared) return Fail(prepared.error());
   if (auto reopened = (*store)->FinishRun(run->id, RunStatus::kRunning, ""); !reopened) return Fail(reopened.error());
+  // Questions a killed session left open (its desk withdraws them only when
+  // it stops): no one would act on their answers. The lock above says that
+  // session is gone.
+  auto orphans = (*store)->OpenReviewQuestions(run->id);
+  if (!orphans) return Fail(orphans.error());
+  for (const ReviewQuestionRecord& question : *orphans) {
+    auto withdrawn = (*store)->AnswerReviewQuestion(
+        question.id, ReviewState::kWithdrawn, "the session that asked was killed; its run was resumed", "kestrel");
+    if (!withdrawn) return Fail(withdrawn.error());
+  }
   const BudgetSpent& spent = budget->before();
   (void)(*store)->AddRunEvent(run->id, "resume",
                               nlohmann::json{{"spent_evaluations", spent.evaluations},

@@ -12,6 +12,27 @@ bool IsLoopback(std::string_view address) {
   return false;
 }
 
+bool IsLoopbackHost(std::string_view host) {
+  if (host.empty()) return true;
+  std::string_view address = host;
+  std::string_view port;
+  if (host.front() == '[') {
+    const std::size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    address = host.substr(1, close - 1);
+    port = host.substr(close + 1);
+    if (!port.empty() && port.front() != ':') return false;
+  } else if (const std::size_t colon = host.find(':'); colon != std::string_view::npos) {
+    address = host.substr(0, colon);
+    port = host.substr(colon);
+  }
+  if (!port.empty()) {
+    port.remove_prefix(1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  }
+  return IsLoopback(address);
+}
+
 bool TokenMatches(std::string_view expected, std::string_view given) {
   if (expected.empty()) return false;
   unsigned char difference = expected.size() == given.size() ? 0 : 1;

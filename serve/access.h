@@ -10,6 +10,12 @@ namespace kestrel::serve {
 // 127.0.0.0/8, ::1 and "localhost": reachable from this machine only.
 bool IsLoopback(std::string_view address);
 
+// A request's Host header names this machine's loopback: "localhost",
+// 127.x.x.x or "[::1]", with or without ":PORT"; also true for no header
+// (HTTP/1.0). A server on loopback answers nothing else, so that a web page
+// whose own name is rebound to 127.0.0.1 (DNS rebinding) cannot read it.
+bool IsLoopbackHost(std::string_view host_header);
+
 // Compares in time that depends on the lengths only, never on where the
 // first difference is. An empty expected token matches nothing.
 bool TokenMatches(std::string_view expected, std::string_view given);

@@ -9,6 +9,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "report/html.h"
 #include "report/report_model.h"
 #include "report/report_page.h"
@@ -19,11 +20,8 @@
 namespace kestrel::serve {
 namespace {
 
-// JSON text whatever bytes its strings hold (a path or a stop reason may
-// quote invalid UTF-8): those become U+FFFD instead of an exception.
-std::string Dump(const nlohmann::json& document) {
-  return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+// A path or a stop reason may quote invalid UTF-8 (JsonText).
+std::string Dump(const nlohmann::json& document) { return JsonText(document); }
 
 void SendError(httplib::Response& response, int status, const std::string& message) {
   response.status = status;
@@ -98,6 +96,10 @@ class LiveServer::Impl {
       listening_ = socket;
     });
     server_.set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
+      if (IsLoopback(options_.bind) && !IsLoopbackHost(request.get_header_value("Host"))) {
+        SendError(response, 403, "refused: a server on loopback answers requests for localhost, 127.0.0.1 or [::1] only");
+        return httplib::Server::HandlerResponse::Handled;
+      }
       if (IsTraversal(request.path)) {
         SendError(response, 400, "refused: the path leaves the served routes");
         return httplib::Server::HandlerResponse::Handled;
@@ -205,7 +207,7 @@ class LiveServer::Impl {
     }
     // One short write per request, on a connection of its own; a run writing
     // meanwhile is waited for (SQLite's busy timeout), never blocked long.
-    auto store = Store::Open(options_.db);
+    auto store = Store::Open(options_.db, Store::Mode::kExisting);
     if (!store) return SendError(response, 503, store.error().message());
     auto node = (*store)->GetNode(*node_id);
     if (!node) {
@@ -250,7 +252,7 @@ class LiveServer::Impl {
       state = ReviewState::kRejected;
       text = request.body.empty() ? "no reason given" : request.body;
     }
-    auto store = Store::Open(options_.db);
+    auto store = Store::Open(options_.db, Store::Mode::kExisting);
     if (!store) return SendError(response, 503, store.error().message());
     auto first = (*store)->AnswerReviewQuestion(id, state, text, author);
     if (!first) {

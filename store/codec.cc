@@ -5,12 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
+
 namespace kestrel::store {
 namespace {
 
 using nlohmann::json;
 
-std::string Dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string Dump(const json& value) { return JsonText(value); }
 
 Error BadColumn(std::string_view column, std::string_view why) {
   return Error::Corruption("DB: bad JSON in " + std::string(column) + ": " + std::string(why));

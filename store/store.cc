@@ -20,7 +20,9 @@ SELECT r.id, r.task_id, t.name, r.graph_id, r.host_id, r.config_json, r.status, 
        r.started_at, r.finished_at,
        (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.purpose = 'search'),
        (SELECT max(n.speedup) FROM nodes n
-        WHERE n.id IN (SELECT m.node_id FROM measurements m WHERE m.run_id = r.id AND m.outcome = 'measured')
+        WHERE n.id IN (SELECT m.node_id FROM measurements m
+                       WHERE m.run_id = r.id AND m.outcome = 'measured' AND m.purpose <> 'same_code')
+          AND n.status = 'measured'  -- as Best(): not a node a hidden shape found wrong, nor a same-code copy
           AND coalesce((SELECT c.verdict FROM confirmations c WHERE c.node_id = n.id ORDER BY c.id DESC LIMIT 1),
                        '') <> 'unstable'),
        r.state_json,
@@ -66,11 +68,13 @@ Store::~Store() = default;
 
 Result<std::unique_ptr<Store>> Store::Open(const std::filesystem::path& path, Mode mode) {
   const bool read_only = mode == Mode::kReadOnly;
+  const bool create = mode == Mode::kReadWrite;
   std::error_code error;
-  if (read_only && !std::filesystem::exists(path, error)) {
+  if (!create && !std::filesystem::exists(path, error)) {
     return Fail(Error::NotFound("DB: " + path.string() + ": no such database file"));
   }
-  const int flags = SQLITE_OPEN_NOMUTEX | (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int flags = SQLITE_OPEN_NOMUTEX | (read_only ? SQLITE_OPEN_READONLY
+                                                     : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0));
   sqlite3* db = nullptr;
   if (const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr); rc != SQLITE_OK) {
     const std::string why = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);

@@ -35,9 +35,11 @@ inline constexpr int kSchemaVersion = 11;
 
 class Store {
  public:
-  enum class Mode { kReadWrite, kReadOnly };
+  enum class Mode { kReadWrite, kReadOnly, kExisting };
 
   // Opens (creating it in kReadWrite mode) and migrates the database at `path`.
+  // kExisting is kReadWrite on a file that exists: a missing one is NotFound,
+  // never created (a writer that only acts on a database a search made).
   // kReadOnly never creates or migrates: a missing file is NotFound, an older
   // schema is refused (Corruption: "open it read-write once"), and every
   // mutating call fails with an Io error. A path that cannot be opened is Io.

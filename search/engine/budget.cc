@@ -14,10 +14,11 @@ BudgetSpent SpentBy(const RunRecord& run, const std::vector<RunEventRecord>& eve
     session_start = kNone;
   };
   for (const RunEventRecord& event : events) {
-    if (event.kind == "start") {
-      close_session(last);  // a session killed before its "stop"
-      session_start = event.at;
-    }
+    // A session killed before its "stop" ends at its last event; the next
+    // session's "resume" (written before its "start") closes it there, so
+    // that the time the run lay dead is not counted.
+    if (event.kind == "resume" || event.kind == "start") close_session(last);
+    if (event.kind == "start") session_start = event.at;
     last = event.at;
     if (event.kind == "stop") close_session(event.at);
   }

@@ -178,11 +178,16 @@ void Engine::Impl::FinalConfirmation() {
   std::lock_guard lock(mutex_);
   // The best is the highest median over all of a node's results, unstable nodes aside.
   const NodeId best = ChooseBest(all_medians, unstable);
+  engine::ChangeNotes notes;
   if (best != incumbent_ && best != 0) {
     incumbent_ = best;
-    (void)store_.AddRunEvent(options_.run_id, "new_best",
-                             nlohmann::json{{"node", best}, {"speedup", all_medians.at(best)}, {"final", true}}.dump());
+    notes.events.emplace_back("new_best",
+                              nlohmann::json{{"node", best}, {"speedup", all_medians.at(best)}, {"final", true}}.dump());
   }
+  // The incumbent chosen here (or demoted by a hidden shape above) is the
+  // one a resumed run judges challengers against: saved with the event.
+  notes.run_state = SaveStateLocked();
+  if (auto saved = state_.AddRound({}, std::move(notes)); !saved) return Fatal(saved.error());
 }
 
 }  // namespace kestrel

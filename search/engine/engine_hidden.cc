@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/hidden_shapes.h"
+#include "core/json_text.h"
 #include "search/engine/engine_impl.h"
 
 namespace kestrel {
@@ -34,7 +35,7 @@ std::pair<HiddenShapeCheck, std::string> Engine::Impl::RunHiddenCheck(const Job&
     progress_.Event(fmt::format("kestrel: node {} failed a hidden shape: {}", job.node,
                                 engine::FirstLine(check.failure->reason)));
   }
-  return {std::move(check), detail.dump()};
+  return {std::move(check), JsonText(detail)};
 }
 
 void Engine::Impl::CheckHiddenShapes(engine::Measured& event) {

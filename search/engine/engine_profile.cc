@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "search/engine/engine_impl.h"
 
 namespace kestrel {
@@ -69,7 +70,7 @@ std::optional<ProfileRecord> Engine::Impl::StoreProfileLocked(NodeId node, const
   record.node_id = node;
   record.host_id = options_.host_id;
   record.run_id = options_.run_id;
-  record.profile_json = ProfileToJson(profile).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  record.profile_json = JsonText(ProfileToJson(profile));
   record.digest = ProfileDigest(profile);
   record.seconds = profile.seconds;
   auto id = store_.AddProfile(record);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/json_text.h"
 #include "search/engine/engine_impl.h"
 #include "search/engine/graph_loader.h"
 #include "search/engine/stop.h"
@@ -26,7 +27,7 @@ std::uint64_t SelectionSeed(std::uint64_t run_seed, std::uint64_t selection) {
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 std::string EventJson(const nlohmann::json& detail) {
-  return detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonText(detail);
 }
 
 }  // namespace engine

@@ -208,7 +208,12 @@ const GraphState::CandidateRef& GraphState::RefOf(NodeId node) {
 
 Result<std::optional<NodeId>> GraphState::FindByIdentity(const std::string& identity) {
   if (auto added = graph_.FindByIdentity(identity)) return added;  // this session's nodes
-  return store_.FindNode(graph_id_, identity);
+  auto stored = store_.FindNode(graph_id_, identity);
+  if (!stored || !*stored) return stored;
+  // Stored by another process since the graph was loaded (`kestrel add`):
+  // read into the graph, so that the edge the caller adds has both ends.
+  if (auto adopted = Adopt(**stored); !adopted) return Fail(adopted.error());
+  return stored;
 }
 
 std::string GraphState::LabelOf(NodeId node) {
@@ -335,7 +340,10 @@ Status GraphState::SetBuilt(NodeId node, const std::string& code_hash) {
 }
 
 Result<std::optional<NodeId>> GraphState::FindSameCode(NodeId node, const std::string& code_hash) {
-  return store_.FindSameCode(graph_id_, code_hash, host_id_, node);
+  auto twin = store_.FindSameCode(graph_id_, code_hash, host_id_, node);
+  if (!twin || !*twin) return twin;
+  if (auto adopted = Adopt(**twin); !adopted) return Fail(adopted.error());  // as FindByIdentity
+  return twin;
 }
 
 Result<Measurement> GraphState::SetSameCode(NodeId node, NodeId twin, double build_seconds, ChangeNotes notes) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "search/engine/stop.h"
 #include "store/store.h"
 
@@ -218,9 +219,9 @@ Result<SuiteOutcome> RunSuite(const RunConfig& config, const SuiteSelection& sel
   RunConfig shared = config;
   shared.task.clear();
   SuiteRecord suite;
-  suite.selection_json = SelectionJson(selection).dump();
+  suite.selection_json = JsonText(SelectionJson(selection));
   suite.budget_json = BudgetJson(config.budget).dump();
-  suite.config_json = ToJson(shared).dump();
+  suite.config_json = JsonText(ToJson(shared));
   auto suite_id = (*store)->CreateSuite(suite, *tasks);
   if (!suite_id) return Fail(suite_id.error());
   auto created = (*store)->GetSuite(*suite_id);

@@ -348,6 +348,17 @@ TEST_SUITE("cli") {
     const Exec dot = workspace.Run({"graph", "--format", "dot"});
     REQUIRE(dot.code == 0);
     CHECK(dot.out.rfind("digraph", 0) == 0);
+    // The file's name reaches no shell: a quote in it is just a character.
+    const fs::path svg = workspace.path() / "it's a graph; touch pwned.svg";
+    const Exec drawn = workspace.Run({"graph", "--format", "svg", "-o", svg.string()});
+    INFO(drawn.err);
+    REQUIRE(drawn.code == 0);
+    CHECK(Contains(testing::ReadFile(svg), "<svg"));
+    CHECK_FALSE(fs::exists(workspace.path() / "pwned.svg"));
+    CHECK_FALSE(fs::exists("pwned.svg"));
+    const Exec unwritable = workspace.Run({"graph", "--format", "svg", "-o", (workspace.path() / "no/such/dir.svg").string()});
+    CHECK(unwritable.code == 1);
+    CHECK(Contains(unwritable.err, "cannot write"));
   }
 
   TEST_CASE("a run whose seed kernel attacks the database leaves it intact and records the attack") {
@@ -405,7 +416,7 @@ void axpy(const float* x, float* y, int64_t n) {
     CHECK(Contains(shown.dump(), "sandbox: the kernel tried to"));
   }
 
-  TEST_CASE("exit codes: 2 for bad usage, config or task; 1 for runtime failures") {
+  TEST_CASE("exit codes: 2 for bad usage, config, task or an id that names nothing; 1 for runtime failures") {
     Workspace& workspace = Searched();
     SUBCASE("a config with an unknown field") {
       const fs::path config = workspace.path() / "bad.json";
@@ -426,12 +437,18 @@ void axpy(const float* x, float* y, int64_t n) {
       CHECK(workspace.Run({"run", "--task", "affine", "--time", "10 minutes"}).code == 2);
       CHECK(workspace.Run({"run", "--task", "affine", "--strategy", "annealing", "--max-evals", "1"}).code == 2);
     }
-    SUBCASE("no such node") {
+    SUBCASE("no such node or run: an id that names nothing is bad usage") {
       for (const char* command : {"show", "lineage", "export"}) {
         CAPTURE(command);
         const Exec missing = workspace.Run({command, "999999"});
-        CHECK(missing.code == 1);
-        CHECK(Contains(missing.err, "999999"));
+        CHECK(missing.code == 2);
+        CHECK(Contains(missing.err, "no node 999999"));
+      }
+      for (const char* command : {"best", "graph", "stats"}) {
+        CAPTURE(command);
+        const Exec missing = workspace.Run({command, "--run", "999"});
+        CHECK(missing.code == 2);
+        CHECK(Contains(missing.err, "no run 999"));
       }
     }
     SUBCASE("a read command without a database") {

@@ -80,6 +80,7 @@ TEST_SUITE("cli") {
              {{"steer", "--run", "9", "x"}, "no run 9"},
              {{"steer"}, "an instruction or --clear"},
              {{"add", "affine", "/dev/null", "--parent", "77"}, "no node 77"},
+             {{"note", "2", " "}, "the note has no text"},
          }) {
       const Exec bad = workspace.Run(args);
       CAPTURE(args[0]);
@@ -97,6 +98,13 @@ TEST_SUITE("cli") {
     const Exec text = Must(workspace.Run({"show", "2"}));
     CHECK(text.out.find("label      clean (by bob") != std::string::npos);
     CHECK(text.out.find("ada  note: reads x twice") != std::string::npos);
+
+    // A note in Latin-1 (not UTF-8) is kept as written, and --json still
+    // prints one document, the byte as U+FFFD.
+    Must(workspace.Run({"note", "2", "caf\xe9 au lait", "--as", "ada"}));
+    const json latin1 = json::parse(Must(workspace.Run({"show", "2", "--json"})).out);
+    CHECK(latin1.at("actions").back().at("text") == "caf\xef\xbf\xbd au lait");
+    CHECK(json::parse(Must(workspace.Run({"lineage", "2", "--json"})).out).is_array());
 
     const json best = json::parse(Must(workspace.Run({"best", "--json"})).out);
     for (const auto& row : best) {

@@ -138,4 +138,24 @@ TEST_SUITE("cli") {
     CHECK(runs.code == 0);
     CHECK(ParseJson(runs).size() == 1);
   }
+
+  TEST_CASE("one search per graph: a second run of the task and a resume of the running run are refused") {
+    Workspace workspace;
+    const Process run = workspace.Spawn({"run", "--task", "affine_wide", "--time", "10m", "--min-time", "0.01"});
+    REQUIRE(WaitForRun(workspace, 1, run));
+    const Exec second = workspace.Run({"run", "--task", "affine_wide", "--max-evals", "1", "--quiet"});
+    CHECK(second.code == 1);
+    CHECK(Contains(second.err, "being searched by another kestrel process"));
+    CHECK(Contains(second.err, "--fresh"));
+    const Exec resumed = workspace.Run({"resume", "--max-evals", "1", "--quiet"});
+    CHECK(resumed.code == 1);
+    CHECK(Contains(resumed.err, "run 1 (task affine_wide) is running in another kestrel process"));
+    CHECK(ParseJson(workspace.Run({"runs", "--json"})).size() == 1);  // the refused run made no run
+    // A SIGKILLed run leaves no lock behind: it resumes at once.
+    REQUIRE(kill(run.pid, SIGKILL) == 0);
+    CHECK(Workspace::Wait(run).code != 0);
+    const Exec after = workspace.Run({"resume", "--run", "1", "--max-evals", "1", "--quiet"});
+    INFO("stderr: " << after.err);
+    CHECK(after.code == 0);
+  }
 }

@@ -15,7 +15,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -283,6 +286,29 @@ TEST_SUITE("cli") {
     CHECK(testing::QueryInt(db, "SELECT count(*) FROM human_actions") == 0);
     CHECK(testing::QueryInt(db, "SELECT count(*) FROM runs WHERE stop_reason LIKE '%time%'") == 1);
     CHECK(testing::QueryInt(db, "SELECT count(*) FROM nodes") == 1);  // the seed only: the proposal was dropped
+  }
+
+  TEST_CASE("a question a killed session left open is withdrawn when its run resumes") {
+    ScriptedServer server({Chat(Axpy(2)), Chat(Axpy(4)), Chat(Axpy(8)), Chat(Axpy(16))});
+    Workspace workspace;
+    const std::string config = WriteConfig(workspace, server);
+    const auto db = workspace.db();
+    const testing::Process run = workspace.Spawn({"run", config, "--review-page"});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(db) ||
+           testing::QueryInt(db, "SELECT count(*) FROM review_questions WHERE state = 'open'") == 0) {
+      REQUIRE_FALSE(Workspace::Poll(run));
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(::kill(run.pid, SIGKILL) == 0);
+    Workspace::Wait(run);
+    // No one will act on its answer: the page must not offer it.
+    const Exec resumed = workspace.Run({"resume", "--run", "1", "--max-evals", "1", "--quiet"});
+    CHECK_MESSAGE(resumed.code == 0, resumed.err);
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM review_questions WHERE state = 'open'") == 0);
+    CHECK(testing::QueryInt(db, "SELECT count(*) FROM review_questions WHERE state = 'withdrawn' AND author = 'kestrel' "
+                                "AND answer LIKE '%killed%'") == 1);
   }
 
   TEST_CASE("kestrel resume --review-page: the resumed run's questions are on the page too") {

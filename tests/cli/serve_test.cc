@@ -61,7 +61,9 @@ Workspace& Empty() {
   return *workspace;
 }
 
-std::string Get(const std::string& path) { return "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"; }
+std::string Get(const std::string& path, const std::string& host = "127.0.0.1") {
+  return "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+}
 
 TEST_SUITE("serve") {
   TEST_CASE("binding beyond loopback needs a token") {
@@ -142,6 +144,21 @@ TEST_SUITE("serve") {
     CHECK(shown.out.find("the unroll looks right") != std::string::npos);
   }
 
+  TEST_CASE("a server on loopback answers no page whose Host is another name (DNS rebinding)") {
+    Workspace& workspace = Empty();
+    const auto served = testing::StartServe(workspace, {"--token", "t"});
+    const std::string port = std::to_string(served.port);
+    // A page on attacker.example, its name rebound to 127.0.0.1, asks with its own Host.
+    CHECK(RawStatus(served.port, Get("/api/runs", "attacker.example:" + port)) == 403);
+    CHECK(RawStatus(served.port, Get("/", "attacker.example:" + port)) == 403);
+    CHECK(RawStatus(served.port, Get("/api/runs", "localhost.attacker.example:" + port)) == 403);
+    CHECK(RawStatus(served.port, "POST /api/nodes/1/note HTTP/1.1\r\nHost: attacker.example\r\nX-Kestrel-Token: t\r\n"
+                                 "Content-Length: 2\r\n\r\nhi") == 403);
+    CHECK(RawStatus(served.port, Get("/api/runs", "localhost:" + port)) == 200);
+    CHECK(RawStatus(served.port, Get("/api/runs", "127.0.0.1:" + port)) == 200);
+    CHECK(testing::StopServe(served).code == 0);
+  }
+
   TEST_CASE("traversal, oversized and malformed requests get a 4xx and the server stays up") {
     Workspace& workspace = Empty();
     const auto served = testing::StartServe(workspace, {"--token", "t"});
@@ -153,7 +170,7 @@ TEST_SUITE("serve") {
     CHECK(RawStatus(served.port, Get("/?run=999")) == 404);
     CHECK(RawStatus(served.port, Get("/?task=no_such_task")) == 404);
     const std::string big(2 * 1024 * 1024, 'x');
-    CHECK(RawStatus(served.port, "POST /api/nodes/1/note HTTP/1.1\r\nHost: x\r\nX-Kestrel-Token: t\r\nContent-Length: " +
+    CHECK(RawStatus(served.port, "POST /api/nodes/1/note HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Kestrel-Token: t\r\nContent-Length: " +
                                      std::to_string(big.size()) + "\r\n\r\n" + big) == 413);
     CHECK(RawStatus(served.port, Get("/" + std::string(20000, 'a'))) == 414);
     CHECK(RawStatus(served.port, "NONSENSE\r\n\r\n") == 400);
@@ -183,7 +200,7 @@ TEST_SUITE("serve") {
     const auto served = testing::StartServe(workspace);
     // Hostile requests first: the run must not notice them either.
     CHECK(RawStatus(served.port, Get("/%2e%2e/%2e%2e/etc/passwd")) == 400);
-    CHECK(RawStatus(served.port, "POST /api/nodes/1/note HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi") == 401);
+    CHECK(RawStatus(served.port, "POST /api/nodes/1/note HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi") == 401);
     std::atomic<int> ok = 0, failed = 0;
     std::vector<std::thread> loads;
     const auto loads_start = std::chrono::steady_clock::now();

@@ -21,6 +21,25 @@ TEST_SUITE("serve_access") {
     CHECK_FALSE(IsLoopback("localhost.example.com"));
   }
 
+  TEST_CASE("a server on loopback answers requests for loopback names only (DNS rebinding)") {
+    CHECK(IsLoopbackHost("127.0.0.1:8765"));
+    CHECK(IsLoopbackHost("127.0.0.1"));
+    CHECK(IsLoopbackHost("localhost:8765"));
+    CHECK(IsLoopbackHost("[::1]:8765"));
+    CHECK(IsLoopbackHost("[::1]"));
+    CHECK(IsLoopbackHost(""));
+    CHECK_FALSE(IsLoopbackHost("attacker.example:8765"));
+    CHECK_FALSE(IsLoopbackHost("attacker.example"));
+    CHECK_FALSE(IsLoopbackHost("localhost.attacker.example:8765"));
+    CHECK_FALSE(IsLoopbackHost("127.0.0.1.attacker.example"));
+    CHECK_FALSE(IsLoopbackHost("192.168.1.4:8765"));
+    CHECK_FALSE(IsLoopbackHost("[::1"));
+    CHECK_FALSE(IsLoopbackHost("[::1]x"));
+    CHECK_FALSE(IsLoopbackHost("localhost:"));
+    CHECK_FALSE(IsLoopbackHost("localhost:80x"));
+    CHECK_FALSE(IsLoopbackHost("::1"));
+  }
+
   TEST_CASE("a token matches only itself, and no token matches nothing") {
     CHECK(TokenMatches("s3cret", "s3cret"));
     CHECK_FALSE(TokenMatches("s3cret", "s3cre"));

@@ -165,6 +165,18 @@ TEST_SUITE("budget") {
     CHECK(spent.seconds == doctest::Approx(10.0 + 3.5 + 2.0));
   }
 
+  TEST_CASE("SpentBy: a session killed and resumed counts to its last event, not to the resume") {
+    // As `kestrel resume` writes them: "resume" (what was spent) before the
+    // new session's "start". The hours the run lay dead are not spent.
+    RunRecord run;
+    const std::vector<RunEventRecord> events = {
+        {1, 1, 1'000, "start", "{}"},       {2, 1, 26'000, "new_best", "{}"},  // killed after 25 s
+        {3, 1, 3'600'000, "resume", "{}"},  {4, 1, 3'600'010, "start", "{}"},
+        {5, 1, 3'623'010, "new_best", "{}"},  // killed again after 23 s
+        {6, 1, 7'200'000, "resume", "{}"},  {7, 1, 7'200'010, "start", "{}"}, {8, 1, 7'201'010, "stop", "{}"}};
+    CHECK(SpentBy(run, events).seconds == doctest::Approx(25.0 + 23.0 + 1.0));
+  }
+
   TEST_CASE("a search given no budget that ends it stops after 10 minutes") {
     CHECK(*WithDefaultTime(BudgetConfig{}).time == Seconds(600));
     const BudgetConfig plateau_only = WithDefaultTime(BudgetConfig{std::nullopt, std::nullopt, std::nullopt, 5});

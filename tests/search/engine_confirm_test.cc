@@ -167,6 +167,34 @@ TEST_SUITE("engine confirmation") {
     CHECK(*resumed.best_node == *first.best_node);
     CHECK(Count(harness, "SELECT count(*) FROM confirmations WHERE verdict = 'final'") == 3);
   }
+
+  TEST_CASE("the best the final confirmation chooses is saved: a resumed run judges against it") {
+    StopGuard guard;
+    Harness harness;
+    RunConfig config = ConfirmingConfig();
+    config.budget.evaluations = 12;  // of 24 configurations
+    FakeEvaluator steady;
+    const RunSummary first = Must(harness.Run(steady, config));
+    REQUIRE(first.best_node.has_value());
+    const std::int64_t incumbent = *first.best_node;
+    const KnobValues incumbent_knobs = Must(harness.store().GetNode(incumbent)).knobs;
+    // A second session finds nothing faster, and at its end the incumbent
+    // fails its re-measurement: the final confirmation chooses another node.
+    FakeEvaluator failing(
+        [&](const KnobValues& knobs) { return knobs == incumbent_knobs ? first.best_speedup : 0.1 * FakeSpeedup(knobs); },
+        [&](const KnobValues& knobs) { return knobs == incumbent_knobs ? Outcome::kWrong : Outcome::kMeasured; });
+    config.budget.evaluations = 16;
+    const RunSummary second = Must(harness.Resume(failing, config));
+    CHECK(second.evaluations > 0);
+    REQUIRE(second.best_node.has_value());
+    CHECK(*second.best_node != incumbent);
+    // A third session with nothing left to evaluate keeps that choice (it
+    // was saved with the run's state), not the incumbent it had before.
+    const RunSummary third = Must(harness.Resume(failing, config));
+    CHECK(third.evaluations == 0);
+    REQUIRE(third.best_node.has_value());
+    CHECK(*third.best_node == *second.best_node);
+  }
 }
 
 }  // namespace

@@ -464,10 +464,18 @@ TEST_SUITE("store") {
   TEST_CASE("read-only opening") {
     testing::TempDir dir;
     SUBCASE("a missing file is NotFound and is not created") {
-      auto store = Store::Open(dir / "missing.db", Store::Mode::kReadOnly);
-      REQUIRE_FALSE(store);
-      CHECK(store.error().IsNotFound());
-      CHECK_FALSE(std::filesystem::exists(dir / "missing.db"));
+      for (auto mode : {Store::Mode::kReadOnly, Store::Mode::kExisting}) {
+        auto store = Store::Open(dir / "missing.db", mode);
+        REQUIRE_FALSE(store);
+        CHECK(store.error().IsNotFound());
+        CHECK_FALSE(std::filesystem::exists(dir / "missing.db"));
+      }
+    }
+    SUBCASE("kExisting writes to a file that exists") {
+      const auto path = dir / "made.db";
+      Must(Store::Open(path));
+      auto store = Must(Store::Open(path, Store::Mode::kExisting));
+      CHECK(store->UpsertTask(testing::MakeTask("t")));
     }
     SUBCASE("an older schema is refused, not migrated") {
       const auto path = dir / "old.db";

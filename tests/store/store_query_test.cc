@@ -193,6 +193,15 @@ TEST_SUITE("store") {
     REQUIRE(runs[1].best_speedup);
     CHECK(*runs[1].best_speedup == 2.5);
     CHECK(w.store->GetRun(99).error().IsNotFound());
+
+    // As Best() ranks them: a same-code copy of n2 is not the run's best
+    // (its twin is), and n2 found wrong on a hidden shape is not either.
+    const auto copy = w.Node(w.graph_a, old_run, "6");
+    Must(w.store->RecordSameCode(copy, n2, old_run, w.alpha, MakeMeasured(2.5)));
+    Must(w.store->RecordMeasurement(n2, old_run, w.alpha, MakeWrong(), "hidden_shape"));
+    CHECK(Nodes(Must(w.store->Best({"a", old_run, std::nullopt, 10}))) == std::vector<std::int64_t>{n1});
+    REQUIRE(Must(w.store->GetRun(old_run)).best_speedup);
+    CHECK(*Must(w.store->GetRun(old_run)).best_speedup == 1.25);
   }
 
   TEST_CASE("RecordConfirmation stores re-measurements apart, sets medians, and Best shows the verdict") {
