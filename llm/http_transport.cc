@@ -15,11 +15,11 @@
 namespace kestrel::llm {
 namespace {
 
-// A stalled transfer (under 1 byte/s) is cut after this long, or after the
-// attempt's timeout when that is shorter. A non-streamed reply sends nothing
-// until the model is done, so this cannot be short: the total timeout is the
-// real bound and TCP keepalive notices a peer that vanished.
-constexpr long kLowSpeedTimeS = 600;
+// No low-speed cut: a non-streamed reply sends nothing until the model is
+// done, so a stall cannot be told from a slow model, and a cut shorter than
+// the attempt's timeout would end (and retry, and pay twice for) a reply
+// that was coming. The timeout is the bound; TCP keepalive notices a peer
+// that vanished.
 constexpr long kKeepAliveIdleS = 30;
 constexpr long kKeepAliveIntervalS = 15;
 
@@ -124,9 +124,6 @@ HttpResult HttpPost(const WireRequest& request, double timeout_s, double connect
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, Millis(timeout_s));
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, Millis(std::min(connect_timeout_s, timeout_s)));
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
-                   std::clamp(static_cast<long>(timeout_s) + 1, 1L, kLowSpeedTimeS));
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, kKeepAliveIdleS);
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, kKeepAliveIntervalS);

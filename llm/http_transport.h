@@ -1,7 +1,8 @@
 #pragma once
 // Private to llm/: one HTTP POST over libcurl with a fresh easy handle,
-// a total timeout, a connect timeout, no signals, TCP keepalive and a
-// low-speed cut. Thread-safe (no shared handle).
+// a total timeout, a connect timeout, no signals and TCP keepalive; no
+// low-speed cut (a non-streamed reply is silent until it is done).
+// Thread-safe (no shared handle).
 
 #include <functional>
 #include <optional>

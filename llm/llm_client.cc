@@ -4,12 +4,14 @@
 
 #include "llm/llm_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <semaphore>
 #include <thread>
 
+#include "core/duration.h"
 #include "llm/http_transport.h"
 #include "llm/retry_policy.h"
 #include "llm/wire_format.h"
@@ -27,6 +29,7 @@ std::string_view ToString(LlmErrorKind kind) {
     case LlmErrorKind::kAuth: return "auth";
     case LlmErrorKind::kQuota: return "quota";
     case LlmErrorKind::kBadRequest: return "bad_request";
+    case LlmErrorKind::kContextLength: return "context_length";
     case LlmErrorKind::kMalformed: return "malformed";
     case LlmErrorKind::kCancelled: return "cancelled";
   }
@@ -50,6 +53,17 @@ bool StopsMutator(LlmErrorKind kind) {
   return kind == LlmErrorKind::kAuth || kind == LlmErrorKind::kQuota ||
          kind == LlmErrorKind::kBadRequest;
 }
+
+bool IsOpenAiReasoningModel(std::string_view model) {
+  // A family name, alone or followed by a variant ("o4-mini", "gpt-5.1").
+  const auto family = [&](std::string_view name, std::string_view separators) {
+    return model.starts_with(name) &&
+           (model.size() == name.size() || separators.find(model[name.size()]) != std::string_view::npos);
+  };
+  return family("o1", "-") || family("o3", "-") || family("o4", "-") || family("gpt-5", "-.");
+}
+
+double RequestDeadline(double timeout_s) { return std::max(900.0, 3.0 * timeout_s); }
 
 Result<std::string> ReadApiKey(std::string_view env_var) {
   if (env_var.empty()) return std::string();
@@ -161,7 +175,7 @@ class CurlLlmClient final : public LlmClient {
         parsed.kind = http.transport_kind;
         parsed.error = http.transport_error;
         if (parsed.kind == LlmErrorKind::kTimeout) {
-          parsed.error += " (after " + std::to_string(attempt_timeout_s) + " s)";
+          parsed.error += " (after " + FormatDuration(Seconds(attempt_timeout_s)) + ")";
         }
       } else {
         parsed = anthropic ? llm::ParseAnthropicReply({http.http_status, http.body})

@@ -51,7 +51,10 @@ enum class LlmErrorKind {
   kTimeout,     // the attempt's timeout, 408, or the request's deadline (retryable)
   kAuth,        // 401 / 403: the key is missing, wrong or lacks permission
   kQuota,       // insufficient_quota / billing / credit balance: stop spending
-  kBadRequest,  // other 4xx (400, 404 unknown model, 413 ...): our request is wrong
+  kBadRequest,  // other 4xx (400, 404 unknown model ...): our request is wrong
+  // The prompt does not fit the model's context (a 400 that says so, 413):
+  // this request only; the next, shorter or not, may fit (not retried).
+  kContextLength,
   kMalformed,   // a 2xx reply that is not the expected JSON (not retried)
   kCancelled,   // LlmRequest::cancelled said so (the engine is stopping)
 };
@@ -61,6 +64,7 @@ std::string_view ToString(LlmErrorKind kind);
 bool IsRetryable(LlmErrorKind kind);
 // Whether this failure will recur on every request with this endpoint (auth,
 // quota, bad request): the LLM mutator stops and says why; the search goes on.
+// A prompt too long for the context is not one: it is this prompt's.
 bool StopsMutator(LlmErrorKind kind);
 
 struct LlmResponse {
@@ -85,7 +89,7 @@ struct LlmEndpoint {
   std::string model;
   std::string base_url;  // e.g. https://api.openai.com/v1, https://api.anthropic.com/v1
   std::string api_key;   // from ReadApiKey(); empty: no auth header (local servers)
-  double timeout_s = 300;           // one attempt, connection to last byte
+  double timeout_s = 300;           // one attempt, connection to last byte (no low-speed cut)
   double connect_timeout_s = 10;    // TCP + TLS handshake of one attempt
   int max_concurrency = 4;          // requests of this client on the wire at once
   double price_input_per_mtok = 0.0;   // USD per million input tokens
@@ -93,10 +97,24 @@ struct LlmEndpoint {
   int max_tries = 5;                // attempts per request, the first included
   double backoff_base_s = 1.0;      // full-jitter backoff: U(0, min(cap, base * 2^retry))
   double backoff_cap_s = 60.0;
-  double total_deadline_s = 900;    // per request: slot wait, attempts and waits together
-  // Newer OpenAI models reject `max_tokens` and want `max_completion_tokens`.
+  double total_deadline_s = 900;    // per request: slot wait, attempts and waits together (RequestDeadline)
+  // OpenAI's reasoning models (IsOpenAiReasoningModel) reject `max_tokens`
+  // and want `max_completion_tokens`.
   bool use_max_completion_tokens = false;
+  // Whether requests carry their temperature; false: the server's default
+  // (the reasoning models refuse any other).
+  bool send_temperature = true;
 };
+
+// Whether `model` is one of OpenAI's reasoning models (o1, o3, o4-mini,
+// gpt-5 and their variants: o1*, o3*, o4*, gpt-5*), which take the reply's
+// limit as `max_completion_tokens` and no temperature but their default.
+bool IsOpenAiReasoningModel(std::string_view model);
+
+// The deadline of one request whose attempts may each take `timeout_s`: room
+// for a slot wait, the attempt and one retry (3 x timeout_s), and never
+// under 15 minutes, so that backoff and retry-after waits fit.
+double RequestDeadline(double timeout_s);
 
 // The API key from the environment variable `env_var`. An empty name means
 // "no key" (a local server) and yields "". Fails with kInvalidArgument naming

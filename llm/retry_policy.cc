@@ -7,6 +7,8 @@
 #include <cmath>
 #include <random>
 
+#include "core/duration.h"
+
 namespace kestrel::llm {
 
 std::optional<double> ParseRetryAfter(std::string_view value) {
@@ -47,7 +49,7 @@ RetryDecision DecideRetry(LlmErrorKind kind, int tries_done, int max_tries,
                                       : BackoffDelay(tries_done - 1, base_s, cap_s, unit);
   if (wait_s >= remaining_s) {
     decision.why_not = "the request's deadline leaves no time to wait " +
-                       std::to_string(wait_s) + " s and try again";
+                       FormatDuration(Seconds(wait_s)) + " and try again";
     return decision;
   }
   decision.retry = true;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "llm/wire_format.h"
 
 namespace kestrel::llm {
@@ -42,6 +43,8 @@ ParsedReply ParseError(int http_status, const json& body, const std::string& raw
     parsed.kind = LlmErrorKind::kOverloaded;
   } else if (type == "authentication_error" || type == "permission_error") {
     parsed.kind = LlmErrorKind::kAuth;
+  } else if (parsed.kind == LlmErrorKind::kBadRequest && SaysContextLength(raw)) {
+    parsed.kind = LlmErrorKind::kContextLength;
   }
   parsed.error = "HTTP " + std::to_string(http_status) + ": " + message;
   if (!type.empty()) parsed.error += " (type " + type + ")";
@@ -61,10 +64,8 @@ WireRequest BuildAnthropicRequest(const LlmEndpoint& endpoint, const LlmRequest&
     }
     messages.push_back({{"role", message.role}, {"content", message.content}});
   }
-  json body = {{"model", endpoint.model},
-               {"max_tokens", request.max_tokens},
-               {"messages", std::move(messages)},
-               {"temperature", request.temperature}};
+  json body = {{"model", endpoint.model}, {"max_tokens", request.max_tokens}, {"messages", std::move(messages)}};
+  if (endpoint.send_temperature) body["temperature"] = request.temperature;
   if (!system.empty()) body["system"] = system;
 
   WireRequest wire;
@@ -72,7 +73,7 @@ WireRequest BuildAnthropicRequest(const LlmEndpoint& endpoint, const LlmRequest&
   wire.headers = {"Content-Type: application/json", "Accept: application/json",
                   std::string("anthropic-version: ") + kAnthropicVersion};
   if (!endpoint.api_key.empty()) wire.headers.push_back("x-api-key: " + endpoint.api_key);
-  wire.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  wire.body = JsonText(body);
   return wire;
 }
 

@@ -1,5 +1,8 @@
 // Helpers shared by the two wire formats (wire_format.h).
 
+#include <algorithm>
+#include <cctype>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -19,6 +22,8 @@ LlmErrorKind KindOfStatus(int http_status) {
       return LlmErrorKind::kTimeout;
     case 409:
       return LlmErrorKind::kServer;
+    case 413:  // the request is too large: its prompt, not the endpoint
+      return LlmErrorKind::kContextLength;
     case 429:
       return LlmErrorKind::kRateLimit;
     case 529:
@@ -28,6 +33,17 @@ LlmErrorKind KindOfStatus(int http_status) {
   }
   if (http_status >= 500) return LlmErrorKind::kServer;
   return LlmErrorKind::kBadRequest;
+}
+
+bool SaysContextLength(std::string_view body) {
+  static constexpr std::string_view kMarkers[] = {
+      "context length",  "context_length",     "context window",    "context size",      "context_size",
+      "too many tokens", "prompt is too long", "input is too long", "request too large", "request_too_large"};
+  std::string lower(body);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::any_of(std::begin(kMarkers), std::end(kMarkers),
+                     [&](std::string_view marker) { return lower.find(marker) != std::string::npos; });
 }
 
 std::string JoinUrl(std::string_view base_url, std::string_view path) {

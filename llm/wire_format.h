@@ -46,8 +46,16 @@ WireRequest BuildAnthropicRequest(const LlmEndpoint& endpoint, const LlmRequest&
 ParsedReply ParseAnthropicReply(const WireReply& reply);
 
 // The kind of a non-2xx status before its body is looked at (shared by both
-// formats; each refines 429 / 400 into quota from the error object).
+// formats; each refines 429 / 400 into quota from the error object, and a
+// bad request into kContextLength with SaysContextLength).
 LlmErrorKind KindOfStatus(int http_status);
+
+// Whether the body of a refused request says that the prompt does not fit
+// the model's context, in the words of OpenAI ("context_length_exceeded",
+// "maximum context length"), vLLM, llama.cpp ("exceed_context_size"),
+// Anthropic ("prompt is too long", "request_too_large") or a proxy ("too
+// many tokens"). Case-insensitive; the whole body is read.
+bool SaysContextLength(std::string_view body);
 
 // `base_url` joined with `path` ("/messages"), with exactly one slash between.
 std::string JoinUrl(std::string_view base_url, std::string_view path);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "llm/wire_format.h"
 
 namespace kestrel::llm {
@@ -39,6 +40,9 @@ ParsedReply ParseError(int http_status, const json& body, const std::string& raw
     code = StringOr(*error, "code");
   } else if (error != nullptr && error->is_string()) {
     message = error->get<std::string>();  // llama.cpp, some proxies
+  } else if (body.is_object() && body.contains("message") && body["message"].is_string()) {
+    message = body["message"].get<std::string>();  // vLLM: {"object": "error", "message", "type", "code"}
+    type = StringOr(body, "type");
   } else {
     message = Clip(raw);
   }
@@ -47,6 +51,8 @@ ParsedReply ParseError(int http_status, const json& body, const std::string& raw
   if (quota && (http_status == 429 || http_status == 402 || http_status == 403 ||
                 http_status == 400)) {
     parsed.kind = LlmErrorKind::kQuota;
+  } else if (parsed.kind == LlmErrorKind::kBadRequest && SaysContextLength(raw)) {
+    parsed.kind = LlmErrorKind::kContextLength;
   }
   parsed.error = "HTTP " + std::to_string(http_status) + ": " + message;
   if (!type.empty()) parsed.error += " (type " + type + ")";
@@ -64,10 +70,8 @@ WireRequest BuildOpenAiRequest(const LlmEndpoint& endpoint, const LlmRequest& re
   for (const LlmMessage& message : request.messages) {
     messages.push_back({{"role", message.role}, {"content", message.content}});
   }
-  json body = {{"model", endpoint.model},
-               {"messages", std::move(messages)},
-               {"temperature", request.temperature},
-               {"stream", false}};
+  json body = {{"model", endpoint.model}, {"messages", std::move(messages)}, {"stream", false}};
+  if (endpoint.send_temperature) body["temperature"] = request.temperature;
   body[endpoint.use_max_completion_tokens ? "max_completion_tokens" : "max_tokens"] =
       request.max_tokens;
   if (request.seed) body["seed"] = *request.seed;
@@ -79,7 +83,7 @@ WireRequest BuildOpenAiRequest(const LlmEndpoint& endpoint, const LlmRequest& re
     wire.headers.push_back("Authorization: Bearer " + endpoint.api_key);
   }
   // Invalid UTF-8 in a prompt is replaced, never a throw.
-  wire.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  wire.body = JsonText(body);
   return wire;
 }
 

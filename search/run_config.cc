@@ -28,16 +28,37 @@ Status ParseStrategy(const json& object, const std::string& origin, StrategyConf
   return fields.Finish();
 }
 
+// "temperature": a number, or null for none (the server's default).
+void ParseTemperature(JsonFields& fields, const json& object, MutatorConfig& out) {
+  if (fields.Has("temperature") && object.at("temperature").is_null()) {
+    fields.MarkSeen("temperature");
+    out.send_temperature = false;
+    return;
+  }
+  fields.Number("temperature", out.temperature, 0.0, 2.0);
+}
+
+// "max_tokens_field": absent (by the model), or one of the two names; the
+// Anthropic API knows only max_tokens.
+void ParseMaxTokensField(JsonFields& fields, MutatorConfig& out) {
+  if (!fields.Has("max_tokens_field")) return;
+  fields.OneOf("max_tokens_field", out.max_tokens_field, {"max_tokens", "max_completion_tokens"});
+  if (out.provider == "anthropic" && out.max_tokens_field == "max_completion_tokens") {
+    fields.Fail("max_tokens_field", "\"max_tokens\" for provider anthropic (its API has no other)");
+  }
+}
+
 // The fields of an LLM endpoint, shared by llm mutators and the analyst.
-Status ParseLlmFields(JsonFields& fields, const std::string& origin, MutatorConfig& out) {
+Status ParseLlmFields(JsonFields& fields, const json& object, const std::string& origin, MutatorConfig& out) {
   fields.OneOf("provider", out.provider, {"openai", "anthropic"});
   fields.String("model", out.model);
   fields.String("base_url", out.base_url);
   fields.String("api_key_env", out.api_key_env);
   fields.Integer("max_concurrency", out.max_concurrency, 1, 1024);
   fields.Number("timeout_s", out.timeout_s, 1.0, 86400.0);
-  fields.Number("temperature", out.temperature, 0.0, 2.0);
+  ParseTemperature(fields, object, out);
   fields.Integer("max_tokens", out.max_tokens, 1, 10'000'000);
+  ParseMaxTokensField(fields, out);
   if (const json* price = fields.Object("price_per_mtok")) {
     JsonFields price_fields(*price, origin, fields.PathOf("price_per_mtok"));
     price_fields.Number("input", out.price_input_per_mtok, 0.0, 1e6);
@@ -49,15 +70,18 @@ Status ParseLlmFields(JsonFields& fields, const std::string& origin, MutatorConf
 }
 
 json LlmFieldsJson(const MutatorConfig& llm) {
-  return {{"provider", llm.provider},
-          {"model", llm.model},
-          {"base_url", llm.base_url},
-          {"api_key_env", llm.api_key_env},  // the variable's name, never its value
-          {"max_concurrency", llm.max_concurrency},
-          {"timeout_s", llm.timeout_s},
-          {"temperature", llm.temperature},
-          {"max_tokens", llm.max_tokens},
-          {"price_per_mtok", {{"input", llm.price_input_per_mtok}, {"output", llm.price_output_per_mtok}}}};
+  json fields = {{"provider", llm.provider},
+                 {"model", llm.model},
+                 {"base_url", llm.base_url},
+                 {"api_key_env", llm.api_key_env},  // the variable's name, never its value
+                 {"max_concurrency", llm.max_concurrency},
+                 {"timeout_s", llm.timeout_s},
+                 {"temperature", llm.send_temperature ? json(llm.temperature) : json(nullptr)},
+                 {"max_tokens", llm.max_tokens},
+                 {"price_per_mtok", {{"input", llm.price_input_per_mtok}, {"output", llm.price_output_per_mtok}}}};
+  // Absent: by the model, also when a resumed run reads it back.
+  if (!llm.max_tokens_field.empty()) fields["max_tokens_field"] = llm.max_tokens_field;
+  return fields;
 }
 
 Status ParseMutator(const json& object, const std::string& origin, const std::string& path, MutatorConfig& out) {
@@ -66,7 +90,7 @@ Status ParseMutator(const json& object, const std::string& origin, const std::st
   if (!fields.Has("kind")) fields.Fail("kind", "\"knob\" or \"llm\" (the field is missing)");
   fields.Number("weight", out.weight, 0.0, 1e6);
   if (out.kind == "llm") {
-    if (auto status = ParseLlmFields(fields, origin, out); !status) return status;
+    if (auto status = ParseLlmFields(fields, object, origin, out); !status) return status;
     fields.Number("combine_share", out.combine_share, 0.0, 1.0);
     fields.Boolean("plan", out.plan);
     fields.Integer("variants", out.variants, 1, 8);
@@ -90,7 +114,7 @@ Status ParseAnalyst(const json& value, const std::string& origin, AnalystConfig&
   MutatorConfig endpoint;
   endpoint.kind = "llm";
   JsonFields fields(value, origin, "analyst");
-  if (auto status = ParseLlmFields(fields, origin, endpoint); !status) return status;
+  if (auto status = ParseLlmFields(fields, value, origin, endpoint); !status) return status;
   if (auto status = fields.Finish(); !status) return status;
   out.endpoint = endpoint;
   return {};
@@ -238,6 +262,28 @@ json ToJson(const StrategyConfig& strategy) {
   return out;
 }
 
+// A usd budget is kept with the costs of the calls, from the configured
+// prices: a model without them would cost nothing on paper, and the budget
+// would never stop the run. (An explicit price of 0, a free local server, is
+// the user's word.)
+Status CheckPriced(const json& document, const RunConfig& config, const std::string& origin) {
+  if (!config.budget.usd) return {};
+  const auto unpriced = [&](const std::string& path) {
+    return Fail(Error::InvalidArgument(origin + ": " + path +
+                                       ".price_per_mtok: expected the model's prices in USD per million tokens "
+                                       "({\"input\": ..., \"output\": ...}), since budget.usd is set"));
+  };
+  if (document.contains("mutators")) {
+    for (std::size_t i = 0; i < config.mutators.size(); ++i) {
+      if (config.mutators[i].kind == "llm" && !document.at("mutators").at(i).contains("price_per_mtok")) {
+        return unpriced("mutators[" + std::to_string(i) + "]");
+      }
+    }
+  }
+  if (config.analyst.endpoint && !document.at("analyst").contains("price_per_mtok")) return unpriced("analyst");
+  return {};
+}
+
 }  // namespace
 
 Result<RunConfig> ParseRunConfig(const json& document, const std::string& origin) {
@@ -290,6 +336,7 @@ Result<RunConfig> ParseRunConfig(const json& document, const std::string& origin
   fields.Integer("seed", seed, 0, kHugeInt);
   config.seed = static_cast<std::uint64_t>(seed);
   if (auto status = fields.Finish(); !status) return Fail(status.error());
+  if (auto status = CheckPriced(document, config, origin); !status) return Fail(status.error());
   return config;
 }
 

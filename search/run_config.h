@@ -36,9 +36,16 @@ struct MutatorConfig {
   // llm only (validated now, used by the LLM mutator):
   std::string provider, model, base_url, api_key_env;
   int max_concurrency = 4;
-  double timeout_s = 300;
+  double timeout_s = 300;  // one attempt; a request's deadline follows from it (RequestDeadline)
   double temperature = 0.7;
+  // false ("temperature": null): none is sent, the server's default. OpenAI's
+  // reasoning models get none either way (EndpointFor): they refuse any other.
+  bool send_temperature = true;
   int max_tokens = 16000;
+  // The request field that carries max_tokens: "max_tokens" or
+  // "max_completion_tokens"; "" (not given): by the model, the latter for
+  // OpenAI's reasoning models (IsOpenAiReasoningModel in llm/llm_client.h).
+  std::string max_tokens_field;
   double price_input_per_mtok = 0.0;
   double price_output_per_mtok = 0.0;
   // The share of expansions that recombine the parent with a strong measured
@@ -55,9 +62,10 @@ struct MutatorConfig {
 };
 
 // The analysis model (issue 18): the llm fields of a MutatorConfig (provider,
-// model, base_url, api_key_env, timeout_s, max_tokens, temperature, prices,
-// max_concurrency); the rest is unused. `"analyst": false` turns it off;
-// absent, the first llm mutator's endpoint analyses (AnalystEndpoint).
+// model, base_url, api_key_env, timeout_s, max_tokens, max_tokens_field,
+// temperature, prices, max_concurrency); the rest is unused. `"analyst":
+// false` turns it off; absent, the first llm mutator's endpoint analyses
+// (AnalystEndpoint).
 struct AnalystConfig {
   bool off = false;
   std::optional<MutatorConfig> endpoint;  // given in the config
@@ -111,6 +119,9 @@ struct RunConfig {
 std::optional<MutatorConfig> AnalystEndpoint(const RunConfig& config);
 
 // Parses a config document; `origin` names it in messages (a file path).
+// Besides each field's own checks, a usd budget needs the prices of every
+// model it pays for: an llm mutator or analyst without price_per_mtok is
+// refused then (its calls would cost nothing, and the budget never stop).
 Result<RunConfig> ParseRunConfig(const nlohmann::json& document, const std::string& origin);
 Result<RunConfig> LoadRunConfig(const std::filesystem::path& path);
 // The effective config, as stored with the run (never an API key).

@@ -1,5 +1,6 @@
 #include "search/engine/budget.h"
 
+#include <chrono>
 #include <utility>
 
 namespace kestrel {
@@ -58,17 +59,42 @@ void Budget::Extend(std::optional<Seconds> time, std::optional<std::int64_t> eva
   if (evaluations) limits_.evaluations = limits_.evaluations.value_or(before_.evaluations) + *evaluations;
 }
 
-bool Budget::Reserve(double estimate) {
+// Each call reserves its worst case, so a few calls in flight fill the
+// budget on paper while most of it is still there: only what was settled
+// can spend it.
+Reservation Budget::Reserve(double estimate) {
   std::lock_guard lock(mutex_);
-  if (limits_.usd && usd_spent_ + usd_reserved_ + estimate > *limits_.usd) return false;
-  usd_reserved_ += estimate;
-  return true;
+  Reservation reservation;
+  reservation.settles = settles_;
+  if (limits_.usd && usd_spent_ + estimate > *limits_.usd) {
+    reservation.kind = Reservation::Kind::kSpent;
+  } else if (limits_.usd && usd_spent_ + usd_reserved_ + estimate > *limits_.usd) {
+    reservation.kind = Reservation::Kind::kHeld;
+  } else {
+    usd_reserved_ += estimate;
+  }
+  return reservation;
 }
 
 void Budget::Settle(double estimate, double cost) {
-  std::lock_guard lock(mutex_);
-  usd_reserved_ -= estimate;
-  usd_spent_ += cost;
+  {
+    std::lock_guard lock(mutex_);
+    usd_reserved_ -= estimate;
+    usd_spent_ += cost;
+    ++settles_;
+  }
+  settled_.notify_all();
+}
+
+void Budget::AwaitSettle(const Reservation& held, const std::function<bool()>& cancelled) {
+  constexpr auto kPoll = std::chrono::milliseconds(100);
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      if (settled_.wait_for(lock, kPoll, [&] { return settles_ != held.settles; })) return;
+    }
+    if (cancelled && cancelled()) return;
+  }
 }
 
 double Budget::usd_spent() const {

@@ -8,15 +8,20 @@
 //                included); at the limit no more start, and work in flight
 //                finishes
 //   usd          the LLM spend: before + settled calls; a call is reserved
-//                for its estimate before it is made, and refused when spent +
-//                reserved + estimate would pass the limit
+//                for its estimate before it is made. It is refused as spent
+//                when the settled spend and its estimate alone would pass the
+//                limit (the run stops), and as held when only the
+//                reservations of calls in flight leave no room (the run goes
+//                on: it may fit once they settle)
 //   plateau      results in a row without a new best
 //   roofline     a confirmed best at this fraction of the roofline or above
 //
 // Thread-safe: the LLM mutators reserve and settle on TBB workers while the
 // engine checks under its own lock.
 
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -62,6 +67,22 @@ struct BudgetLeft {
   std::optional<double> usd_budget;
 };
 
+// What Budget::Reserve made of an LLM call's estimate: true when it was
+// reserved (make the call, then Settle).
+struct Reservation {
+  enum class Kind {
+    kMade,
+    kHeld,   // refused: the calls in flight hold the rest; a later try may fit
+    kSpent,  // refused: the settled spend and the estimate pass the usd budget
+  };
+  Kind kind = Kind::kMade;
+  std::uint64_t settles = 0;  // calls settled when it was answered (AwaitSettle)
+
+  explicit operator bool() const { return kind == Kind::kMade; }
+  bool held() const { return kind == Kind::kHeld; }
+  bool spent() const { return kind == Kind::kSpent; }
+};
+
 class Budget {
  public:
   explicit Budget(BudgetConfig limits, BudgetSpent before = {});
@@ -80,11 +101,16 @@ class Budget {
   // the run starts: the limits are read without the lock.
   void Extend(std::optional<Seconds> time, std::optional<std::int64_t> evaluations);
 
-  // Reserves `estimate` USD for an LLM call; false (nothing reserved) when
-  // spent + reserved + estimate would pass the usd budget.
-  bool Reserve(double estimate);
+  // Reserves `estimate` USD for an LLM call, or says why not (nothing is
+  // reserved then): spent when spent + estimate would pass the usd budget,
+  // held when only the reservations in flight make it pass.
+  Reservation Reserve(double estimate);
   // Replaces a reservation of `estimate` by the call's actual `cost`.
   void Settle(double estimate, double cost);
+  // After Reserve answered `held`: waits until a call settles (the room it
+  // may free), or until `cancelled` (may be empty; polled every 100 ms
+  // outside the lock) says so.
+  void AwaitSettle(const Reservation& held, const std::function<bool()>& cancelled);
   double usd_spent() const;
 
   const BudgetSpent& before() const { return before_; }
@@ -92,9 +118,11 @@ class Budget {
  private:
   BudgetConfig limits_;
   BudgetSpent before_;
-  mutable std::mutex mutex_;  // guards the two below
+  mutable std::mutex mutex_;  // guards the three below
   double usd_spent_;
   double usd_reserved_ = 0.0;
+  std::uint64_t settles_ = 0;  // calls settled so far
+  std::condition_variable settled_;
 };
 
 }  // namespace kestrel

@@ -62,9 +62,13 @@ Analyst::Verdict Analyst::AnalysisOf(const ParentView& parent, const MutationPro
   PaidCall paid = MakePaidCall(*client_, *budget_, config_, WithGuidance(AnalysisPrompt(input), parent.human), "analysis", cancelled);
   std::shared_ptr<const Analysis> analysis;
   if (!paid.made) {
-    verdict.budget_spent = true;
-    verdict.note = fmt::format("analyst {}: the usd budget would be exceeded; node {} is not analysed", config_.model,
-                               parent.id);
+    verdict.budget_spent = paid.budget_spent;
+    verdict.budget_held = !paid.budget_spent;
+    verdict.note = paid.budget_spent
+                       ? fmt::format("analyst {}: the usd budget would be exceeded; node {} is not analysed",
+                                     config_.model, parent.id)
+                       : fmt::format("analyst {}: the usd budget left is held by calls in flight; node {} is not "
+                                     "analysed yet", config_.model, parent.id);
   } else {
     LlmCallRecord& call = paid.record;
     call.node_id = parent.id;

@@ -43,7 +43,10 @@ class Analyst {
     std::shared_ptr<const Analysis> analysis;  // null: none (not profiled, failed, malformed)
     std::optional<LlmCallRecord> call;         // the call this expansion paid for, to store
     std::string note;                          // why there is none, when worth a run event
-    bool budget_spent = false;                 // the usd budget could not hold the call
+    bool budget_spent = false;                 // the usd budget is spent: the run stops
+    // The calls in flight held the rest of the usd budget: the expansion
+    // declines, and a later one may pay for the analysis.
+    bool budget_held = false;
   };
 
   // The analysis of `parent` (with its context; `input` is its mutation

@@ -1,4 +1,5 @@
 #include "search/mutators/llm_mutator.h"
+#include "core/json_text.h"
 #include "search/mutators/reviewer.h"
 
 #include <algorithm>
@@ -33,9 +34,16 @@ LlmEndpoint EndpointFor(const MutatorConfig& config, std::string api_key) {
                                                               : "https://api.openai.com/v1";
   endpoint.api_key = std::move(api_key);
   endpoint.timeout_s = config.timeout_s;
+  endpoint.total_deadline_s = RequestDeadline(config.timeout_s);
   endpoint.max_concurrency = config.max_concurrency;
   endpoint.price_input_per_mtok = config.price_input_per_mtok;
   endpoint.price_output_per_mtok = config.price_output_per_mtok;
+  // OpenAI's reasoning models answer 400 to max_tokens and to any temperature
+  // but their default: the CONTRACT's own example (gpt-5 at 0.7) must work.
+  const bool reasoning = endpoint.provider == "openai" && IsOpenAiReasoningModel(endpoint.model);
+  endpoint.use_max_completion_tokens =
+      config.max_tokens_field.empty() ? reasoning : config.max_tokens_field == "max_completion_tokens";
+  endpoint.send_temperature = config.send_temperature && !reasoning;
   return endpoint;
 }
 
@@ -83,8 +91,9 @@ class LlmMutator final : public Mutator {
     if (context_.analyst && !stopped_.load()) {
       Analyst::Verdict verdict = context_.analyst->AnalysisOf(parent, input, [this] { return Cancelled(); });
       if (verdict.call) result.calls.push_back(std::move(*verdict.call));
-      if (verdict.budget_spent) {
-        result.budget_spent = true;
+      if (verdict.budget_spent || verdict.budget_held) {
+        result.budget_spent = verdict.budget_spent;
+        result.exhausted = verdict.budget_spent;
         result.note = verdict.note;
         return result;
       }
@@ -157,7 +166,7 @@ class LlmMutator final : public Mutator {
       }
       state["waiting"] = std::move(waiting);
     }
-    return state.dump();
+    return JsonText(state);
   }
 
   Status RestoreState(const std::string& saved) override {
@@ -261,13 +270,7 @@ class LlmMutator final : public Mutator {
     }
     // A signal or the engine's stop (time, budget) ends the call, not only selection.
     PaidCall paid = MakePaidCall(*client_, *context_.budget, config_, request, purpose, [this] { return Cancelled(); });
-    if (!paid.made) {
-      result.exhausted = true;
-      result.budget_spent = true;
-      result.note = fmt::format("llm {}: the usd budget would be exceeded (spent {:.4f})", config_.model,
-                                context_.budget->usd_spent());
-      return result;
-    }
+    if (!paid.made) return Unpaid(paid);
     const LlmResponse& response = paid.response;
     LlmCallRecord& call = paid.record;
     if (!response.ok()) {
@@ -306,6 +309,25 @@ class LlmMutator final : public Mutator {
     (void)is_known;
     if (context_.reviewer && (result.proposal || !result.plan.empty())) AskReviewer(parent_id, purpose, mutation, result);
     result.calls.push_back(std::move(call));
+    return result;
+  }
+
+  // The decline of a call the usd budget could not hold. Spent: the run
+  // stops. Held by the calls in flight: only this expansion declines (the
+  // parent is not exhausted), and a later one may fit once they settle.
+  MutationResult Unpaid(const PaidCall& paid) const {
+    MutationResult result;
+    result.budget_spent = paid.budget_spent;
+    result.exhausted = paid.budget_spent;
+    const double spent = context_.budget->usd_spent();
+    if (paid.budget_spent) {
+      result.note = fmt::format("llm {}: the usd budget would be exceeded (spent {:.4f})", config_.model, spent);
+    } else if (Cancelled()) {
+      result.note = "llm " + config_.model + ": the run is stopping; no call made";
+    } else {
+      result.note = fmt::format("llm {}: the usd budget left is held by calls in flight (spent {:.4f}); this "
+                                "expansion declines", config_.model, spent);
+    }
     return result;
   }
 

@@ -9,12 +9,16 @@
 // the engine's record stage to store; the API key lives in the client only.
 //
 // A reply without code, with an empty block or cut at the token limit is a
-// decline with the reason recorded in the call. A failure whose kind
-// StopsMutator (auth, quota, bad request) stops this mutator for the rest of
-// the run: every later call declines without a request, and the first result
-// after the failure carries `stop_reason`. Spend (calls in flight reserved)
-// is kept by the run's Budget; a call that could take it past the usd budget
-// is not made.
+// decline with the reason recorded in the call, and so is a prompt too long
+// for the model's context (kContextLength: the next prompt may fit). A
+// failure whose kind StopsMutator (auth, quota, bad request) stops this
+// mutator for the rest of the run: every later call declines without a
+// request, and the first result after the failure carries `stop_reason`.
+// Spend (calls in flight reserved) is kept by the run's Budget; a call that
+// could take it past the usd budget is not made (paid_call.h): when the
+// settled spend alone leaves no room the result is `budget_spent` and the run
+// stops; when the calls in flight hold the rest, only this expansion
+// declines.
 
 #include <memory>
 
@@ -48,7 +52,10 @@ struct LlmContext {
 std::unique_ptr<Mutator> MakeLlmMutator(const MutatorConfig& config, std::shared_ptr<LlmClient> client,
                                         LlmContext context);
 
-// The endpoint of an llm mutator config with `api_key` (from ReadApiKey).
+// The endpoint of an llm mutator config with `api_key` (from ReadApiKey):
+// a request deadline from timeout_s (RequestDeadline), and for OpenAI's
+// reasoning models (IsOpenAiReasoningModel) no temperature and, unless
+// max_tokens_field says otherwise, max_completion_tokens.
 LlmEndpoint EndpointFor(const MutatorConfig& config, std::string api_key);
 
 }  // namespace kestrel

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "search/engine/budget.h"
 #include "search/run_config.h"
 
@@ -14,7 +15,18 @@ std::string MessagesJson(const LlmRequest& request) {
   for (const LlmMessage& message : request.messages) {
     messages.push_back({{"role", message.role}, {"content", message.content}});
   }
-  return messages.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonText(messages);
+}
+
+// Reserves `estimate`; when the calls in flight hold the rest, waits for one
+// to settle and tries once more. Declining at once instead would have the
+// engine select again at once: a spin of declines while the calls are out.
+Reservation ReserveRoom(Budget& budget, double estimate, const std::function<bool()>& cancelled) {
+  const Reservation first = budget.Reserve(estimate);
+  if (!first.held()) return first;
+  budget.AwaitSettle(first, cancelled);
+  if (cancelled && cancelled()) return first;
+  return budget.Reserve(estimate);
 }
 
 }  // namespace
@@ -27,7 +39,11 @@ PaidCall MakePaidCall(LlmClient& client, Budget& budget, const MutatorConfig& co
   const double estimate = (static_cast<double>(prompt_chars) / 4.0 * config.price_input_per_mtok +
                            static_cast<double>(request.max_tokens) * config.price_output_per_mtok) /
                           1e6;
-  if (!budget.Reserve(estimate)) return paid;
+  const Reservation reservation = ReserveRoom(budget, estimate, cancelled);
+  if (!reservation) {
+    paid.budget_spent = reservation.spent();
+    return paid;
+  }
   LlmRequest cancellable = request;
   cancellable.cancelled = std::move(cancelled);
   paid.made = true;

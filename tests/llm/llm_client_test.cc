@@ -205,6 +205,53 @@ TEST_SUITE("llm_client") {
     CHECK(server.requests() == 1);
   }
 
+  TEST_CASE("a prompt too long for the context fails that request only, unretried; the next one goes through") {
+    const std::string vllm =
+        R"({"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 36012 tokens (20012 in the messages, 16000 in the completion).","type":"BadRequestError","param":null,"code":400})";
+    ScriptedServer server({{400, vllm}, {200, OpenAiOk()}});
+    const auto client = Client(Endpoint("openai", server.BaseUrl()));
+    const LlmResponse too_long = client->Complete(Request());
+    CHECK(too_long.kind == LlmErrorKind::kContextLength);
+    CHECK_FALSE(StopsMutator(too_long.kind));
+    CHECK(too_long.http_status == 400);
+    CHECK(too_long.retries == 0);
+    CHECK(server.requests() == 1);
+    CHECK(too_long.error.find("maximum context length is 32768 tokens") != std::string::npos);
+    const LlmResponse next = client->Complete(Request());
+    CHECK(next.ok());
+    CHECK(server.requests() == 2);
+
+    ScriptedServer anthropic({{413, R"({"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}})"}});
+    const LlmResponse too_large = Client(Endpoint("anthropic", anthropic.BaseUrl()))->Complete(Request());
+    CHECK(too_large.kind == LlmErrorKind::kContextLength);
+    CHECK(anthropic.requests() == 1);
+  }
+
+  TEST_CASE("a reasoning model's request carries max_completion_tokens and no temperature") {
+    ScriptedServer server({{200, OpenAiOk()}});
+    LlmEndpoint endpoint = Endpoint("openai", server.BaseUrl());
+    endpoint.model = "o4-mini";
+    endpoint.use_max_completion_tokens = true;
+    endpoint.send_temperature = false;
+    REQUIRE(Client(endpoint)->Complete(Request()).ok());
+    const json body = json::parse(server.seen().at(0).body);
+    CHECK(body["model"] == "o4-mini");
+    CHECK(body["max_completion_tokens"] == 512);
+    CHECK_FALSE(body.contains("max_tokens"));
+    CHECK_FALSE(body.contains("temperature"));
+  }
+
+  TEST_CASE("a timeout's message gives the attempt's duration as a person writes it") {
+    ScriptedServer server({{200, OpenAiOk(), {}, 0.6}});
+    LlmEndpoint endpoint = Endpoint("openai", server.BaseUrl());
+    endpoint.timeout_s = 0.3;
+    endpoint.max_tries = 1;
+    const LlmResponse response = Client(endpoint)->Complete(Request());
+    CHECK(response.kind == LlmErrorKind::kTimeout);
+    CHECK_MESSAGE(response.error.find("(after 0.3s)") != std::string::npos, response.error);
+    CHECK(response.error.find("000000") == std::string::npos);  // before: "(after 0.300000 s)"
+  }
+
   TEST_CASE("429 insufficient_quota is not retried") {
     ScriptedServer server({{429, R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})",
                             {{"retry-after", "0"}}}});

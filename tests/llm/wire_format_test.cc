@@ -100,6 +100,92 @@ TEST_SUITE("wire_format") {
           LlmErrorKind::kMalformed);
   }
 
+  TEST_CASE("OpenAI reasoning models: the limit as max_completion_tokens and no temperature") {
+    LlmEndpoint reasoning = Endpoint("openai");
+    reasoning.model = "gpt-5";
+    reasoning.use_max_completion_tokens = true;
+    reasoning.send_temperature = false;
+    const json body = json::parse(BuildOpenAiRequest(reasoning, Request()).body);
+    CHECK(body["max_completion_tokens"] == 123);
+    CHECK_FALSE(body.contains("max_tokens"));
+    CHECK_FALSE(body.contains("temperature"));
+    CHECK(body["messages"].size() == 2);
+    // Any other model: max_tokens and the request's temperature, as before.
+    const json classic = json::parse(BuildOpenAiRequest(Endpoint("openai"), Request()).body);
+    CHECK(classic["max_tokens"] == 123);
+    CHECK_FALSE(classic.contains("max_completion_tokens"));
+    CHECK(classic["temperature"] == 0.5);
+    // "temperature": null reaches Anthropic too: the server's default.
+    LlmEndpoint anthropic = Endpoint("anthropic");
+    anthropic.send_temperature = false;
+    const json claude = json::parse(BuildAnthropicRequest(anthropic, Request()).body);
+    CHECK_FALSE(claude.contains("temperature"));
+    CHECK(claude["max_tokens"] == 123);
+    CHECK(json::parse(BuildAnthropicRequest(Endpoint("anthropic"), Request()).body)["temperature"] == 0.5);
+  }
+
+  TEST_CASE("which models are OpenAI's reasoning models") {
+    for (const char* model : {"o1", "o1-mini", "o1-2024-12-17", "o3", "o3-mini", "o3-pro", "o4-mini", "gpt-5",
+                              "gpt-5-mini", "gpt-5-nano", "gpt-5.1", "gpt-5-codex"}) {
+      CAPTURE(model);
+      CHECK(IsOpenAiReasoningModel(model));
+    }
+    for (const char* model : {"gpt-4.1-mini", "gpt-4o", "gpt-50", "o10", "llama-3-o1", "claude-sonnet-4-5", "local",
+                              "openai/gpt-5", ""}) {
+      CAPTURE(model);
+      CHECK_FALSE(IsOpenAiReasoningModel(model));
+    }
+  }
+
+  TEST_CASE("a prompt too long for the context is its own kind: not retried, and it does not stop the mutator") {
+    struct Refusal {
+      const char* server;
+      int status;
+      const char* body;
+    };
+    const Refusal too_long[] = {
+        {"OpenAI", 400,
+         R"({"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130012 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}})"},
+        {"vLLM", 400,
+         R"({"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 36012 tokens (20012 in the messages, 16000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400})"},
+        {"llama.cpp", 400,
+         R"({"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}})"},
+        {"a proxy", 400, R"({"error":"Too many tokens in the prompt"})"},
+        {"a gateway", 413, "<html><body>413 Request Entity Too Large</body></html>"},
+    };
+    for (const Refusal& refusal : too_long) {
+      CAPTURE(refusal.server);
+      const ParsedReply parsed = ParseOpenAiReply({refusal.status, refusal.body});
+      CHECK(parsed.kind == LlmErrorKind::kContextLength);
+      CHECK_FALSE(StopsMutator(parsed.kind));
+      CHECK_FALSE(IsRetryable(parsed.kind));
+      CHECK(parsed.error.find("HTTP " + std::to_string(refusal.status)) != std::string::npos);
+    }
+    // vLLM's error is read from its top-level message.
+    CHECK(ParseOpenAiReply({too_long[1].status, too_long[1].body}).error ==
+          "HTTP 400: This model's maximum context length is 32768 tokens. However, you requested 36012 tokens (20012 in "
+          "the messages, 16000 in the completion). Please reduce the length of the messages or completion. (type "
+          "BadRequestError)");
+    CHECK(ParseAnthropicReply({400, R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215004 tokens > 200000 maximum"}})"})
+              .kind == LlmErrorKind::kContextLength);
+    CHECK(ParseAnthropicReply({413, R"({"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}})"})
+              .kind == LlmErrorKind::kContextLength);
+    CHECK(ToString(LlmErrorKind::kContextLength) == "context_length");
+
+    // What is wrong with every request still stops the mutator.
+    const ParsedReply unsupported = ParseOpenAiReply(
+        {400, R"({"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}})"});
+    CHECK(unsupported.kind == LlmErrorKind::kBadRequest);
+    CHECK(StopsMutator(unsupported.kind));
+    const ParsedReply unknown_model = ParseOpenAiReply(
+        {404, R"({"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}})"});
+    CHECK(unknown_model.kind == LlmErrorKind::kBadRequest);
+    CHECK(StopsMutator(unknown_model.kind));
+    CHECK(ParseOpenAiReply({401, R"({"error":{"message":"Incorrect API key provided"}})"}).kind == LlmErrorKind::kAuth);
+    CHECK(ParseAnthropicReply({404, R"({"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}})"})
+              .kind == LlmErrorKind::kBadRequest);
+  }
+
   TEST_CASE("Anthropic reply: text blocks joined, stop reason, usage") {
     const ParsedReply parsed = ParseAnthropicReply(
         {200, R"({"type":"message","content":[{"type":"text","text":"a"},{"type":"tool_use"},{"type":"text","text":"b"}],
@@ -165,6 +251,20 @@ TEST_SUITE("retry_policy") {
     CHECK(KindOfStatus(529) == LlmErrorKind::kOverloaded);
     CHECK(KindOfStatus(502) == LlmErrorKind::kServer);
     CHECK(KindOfStatus(422) == LlmErrorKind::kBadRequest);
+    CHECK(KindOfStatus(413) == LlmErrorKind::kContextLength);
+  }
+
+  TEST_CASE("a request's deadline follows its attempts' timeout, and never under 15 minutes") {
+    CHECK(RequestDeadline(5) == 900.0);
+    CHECK(RequestDeadline(300) == 900.0);
+    CHECK(RequestDeadline(1200) == 3600.0);  // before: 900 s for every timeout
+    CHECK(RequestDeadline(86400) == 3 * 86400.0);
+  }
+
+  TEST_CASE("a wait past the deadline reads as a duration") {
+    const RetryDecision decision = DecideRetry(LlmErrorKind::kRateLimit, 1, 5, 90.0, 30, 1, 60, 0.5);
+    CHECK_FALSE(decision.retry);
+    CHECK(decision.why_not == "the request's deadline leaves no time to wait 1m30s and try again");
   }
 }
 

@@ -4,12 +4,73 @@
 
 #include <doctest.h>
 
+#include <atomic>
+#include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "search/engine/budget.h"
+#include "search/mutators/analyst.h"
+#include "search/mutators/llm_mutator.h"
+#include "search/mutators/paid_call.h"
 
 using namespace kestrel;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// An LLM that answers every call at once with a kernel, at a fixed cost.
+class CountingClient final : public LlmClient {
+ public:
+  explicit CountingClient(double cost) : cost_(cost) {}
+  LlmResponse Complete(const LlmRequest&) override {
+    ++calls;
+    LlmResponse response;
+    response.text = "```cpp\nvoid k(float* x) {\n  x[0] = 1;\n}\n```\n";
+    response.finish_reason = "stop";
+    response.cost_usd = cost_;
+    return response;
+  }
+  const std::string& provider() const override { return provider_; }
+  const std::string& model() const override { return model_; }
+  std::atomic<int> calls{0};
+
+ private:
+  double cost_;
+  std::string provider_ = "openai", model_ = "m";
+};
+
+// Calls whose estimate is 0.2 USD: no input price, 200000 output tokens at $1/Mtok.
+MutatorConfig PricedAtFifthOfADollar() {
+  MutatorConfig config;
+  config.kind = "llm";
+  config.provider = "openai";
+  config.model = "m";
+  config.max_tokens = 200'000;
+  config.price_input_per_mtok = 0.0;
+  config.price_output_per_mtok = 1.0;
+  config.combine_share = 0;
+  return config;
+}
+
+LlmRequest Ask() {
+  LlmRequest request;
+  request.messages = {{"user", "Rewrite k."}};
+  request.max_tokens = 200'000;
+  return request;
+}
+
+BudgetConfig UsdOnly(double usd) {
+  BudgetConfig limits;
+  limits.usd = usd;
+  return limits;
+}
+
+}  // namespace
 
 TEST_SUITE("budget") {
   TEST_CASE("each budget stops with its reason, and only when its use is given") {
@@ -184,5 +245,172 @@ TEST_SUITE("budget") {
     // A usd budget alone does not end a search of knob mutators: the default applies.
     CHECK(*WithDefaultTime(BudgetConfig{std::nullopt, std::nullopt, 1.0, std::nullopt}).time == Seconds(600));
     CHECK(*WithDefaultTime(BudgetConfig{Seconds(5), std::nullopt, std::nullopt, std::nullopt}).time == Seconds(5));
+  }
+
+  TEST_CASE("a refused reservation says whether the budget is spent or only held by the calls in flight") {
+    Budget budget(UsdOnly(1.0));
+    REQUIRE(budget.Reserve(0.4));
+    REQUIRE(budget.Reserve(0.4));
+    // Nothing is settled: the two calls in flight hold the rest on paper only.
+    const Reservation held = budget.Reserve(0.4);
+    CHECK_FALSE(held);
+    CHECK(held.held());
+    CHECK_FALSE(held.spent());
+    CHECK_FALSE(budget.Check(BudgetUse::Active(0.0)));  // the run goes on
+    // An estimate the settled spend alone cannot hold is spent, calls in flight or not.
+    CHECK(budget.Reserve(1.01).spent());
+    budget.Settle(0.4, 0.7);
+    budget.Settle(0.4, 0.1);
+    CHECK(budget.Reserve(0.15));         // 0.8 settled + 0.15
+    CHECK(budget.Reserve(0.1).held());   // 0.8 + 0.1 fits once the 0.15 settles
+    CHECK(budget.Reserve(0.25).spent());  // 0.8 + 0.25 never fits
+    CHECK(Budget(BudgetConfig{}).Reserve(1e9));  // no usd budget: never refused
+  }
+
+  TEST_CASE("AwaitSettle returns when a call in flight settles, at once for a settle it missed, or when cancelled") {
+    Budget budget(UsdOnly(1.0));
+    REQUIRE(budget.Reserve(0.9));
+    const Reservation held = budget.Reserve(0.5);
+    REQUIRE(held.held());
+    const auto start = Clock::now();
+    std::thread settler([&budget] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      budget.Settle(0.9, 0.2);
+    });
+    budget.AwaitSettle(held, [] { return false; });
+    CHECK(SecondsSince(start) >= 0.15);
+    settler.join();
+    CHECK(budget.Reserve(0.5));  // 0.2 settled + 0.5
+
+    const Reservation again = budget.Reserve(0.5);  // 0.2 + 0.5 in flight + 0.5
+    REQUIRE(again.held());
+    budget.Settle(0.5, 0.1);  // before the wait: not missed
+    const auto quick = Clock::now();
+    budget.AwaitSettle(again, {});
+    CHECK(SecondsSince(quick) < 0.09);  // not one poll
+
+    REQUIRE(budget.Reserve(0.6));  // 0.3 + 0.6
+    const Reservation stuck = budget.Reserve(0.5);
+    REQUIRE(stuck.held());
+    const auto cancelled_at = Clock::now();
+    budget.AwaitSettle(stuck, [] { return true; });
+    CHECK(SecondsSince(cancelled_at) < 1.0);
+  }
+
+  TEST_CASE("a paid call crowded out by calls in flight waits for one to settle, then is made or declines") {
+    const MutatorConfig config = PricedAtFifthOfADollar();
+    SUBCASE("made once a call in flight settles for less than its estimate") {
+      Budget budget(UsdOnly(1.0));
+      REQUIRE(budget.Reserve(0.9));  // another call in flight
+      CountingClient client(0.05);
+      std::thread settler([&budget] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        budget.Settle(0.9, 0.1);
+      });
+      const PaidCall paid = MakePaidCall(client, budget, config, Ask(), "mutate", [] { return false; });
+      settler.join();
+      CHECK(paid.made);
+      CHECK_FALSE(paid.budget_spent);
+      CHECK(client.calls == 1);
+      CHECK(budget.usd_spent() == doctest::Approx(0.15));
+    }
+    SUBCASE("not made, and not spent, when the run stops while it waits") {
+      Budget budget(UsdOnly(1.0));
+      REQUIRE(budget.Reserve(0.9));
+      CountingClient client(0.05);
+      const PaidCall paid = MakePaidCall(client, budget, config, Ask(), "mutate", [] { return true; });
+      CHECK_FALSE(paid.made);
+      CHECK_FALSE(paid.budget_spent);
+      CHECK(client.calls == 0);
+    }
+    SUBCASE("not made, and spent, when the settled spend alone leaves no room: no wait") {
+      Budget budget(UsdOnly(1.0), BudgetSpent{0, 0.0, 0.85});
+      REQUIRE(budget.Reserve(0.1));  // in flight, but the refusal is not its doing
+      CountingClient client(0.05);
+      const auto start = Clock::now();
+      const PaidCall paid = MakePaidCall(client, budget, config, Ask(), "mutate", [] { return false; });
+      CHECK(SecondsSince(start) < 0.09);  // not one poll
+      CHECK_FALSE(paid.made);
+      CHECK(paid.budget_spent);
+      CHECK(client.calls == 0);
+    }
+  }
+
+  TEST_CASE("an llm mutator crowded out by calls in flight declines the expansion without stopping the run") {
+    // Three calls of 0.3 in flight; this mutator's calls are estimated at 0.2.
+    auto budget = std::make_shared<Budget>(UsdOnly(1.0));
+    for (int i = 0; i < 3; ++i) REQUIRE(budget->Reserve(0.3));
+    auto client = std::make_shared<CountingClient>(0.01);
+    auto task = std::make_shared<Task>();
+    task->name = "t";
+    task->entry = "k";
+    task->language = "cpp";
+    std::unique_ptr<Mutator> mutator = MakeLlmMutator(PricedAtFifthOfADollar(), client, LlmContext{task, {}, 1, budget});
+    const ParentView parent{1, Candidate{"void k(float* x) { x[0] = 0; }\n", {}, "c++", {}}};
+    const auto expand = [&] {
+      std::mt19937_64 rng(1);
+      return mutator->Expand(parent, rng, [](const std::string&) { return false; });
+    };
+
+    // One settles for 0.25 while it waits: 0.25 + 0.6 in flight + 0.2 still
+    // does not fit. Calls of nothing settle after it, so that the expansion
+    // is woken however late it starts waiting.
+    std::atomic<bool> expanded{false};
+    std::thread settler([&budget, &expanded] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      budget->Settle(0.3, 0.25);
+      while (!expanded) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (budget->Reserve(0.0)) budget->Settle(0.0, 0.0);
+      }
+    });
+    const MutationResult declined = expand();
+    expanded = true;
+    settler.join();
+    CHECK_FALSE(declined.proposal);
+    CHECK_FALSE(declined.budget_spent);  // before: true, and the engine stopped the run with "usd"
+    CHECK_FALSE(declined.exhausted);     // the parent may be expanded again
+    CHECK(declined.stop_reason.empty());
+    CHECK(declined.calls.empty());
+    CHECK(declined.note.find("held by calls in flight") != std::string::npos);
+    CHECK(client->calls == 0);
+    CHECK_FALSE(budget->Check(BudgetUse::Active(0.0)));
+
+    // Once another settles there is room: the next expansion calls.
+    budget->Settle(0.3, 0.0);
+    const MutationResult made = expand();
+    CHECK(made.proposal);
+    CHECK(client->calls == 1);
+
+    // The settled spend alone leaving no room is the end of the run's usd budget.
+    budget->Settle(0.3, 0.6);  // 0.25 + 0.01 + 0.6 settled
+    const MutationResult spent = expand();
+    CHECK_FALSE(spent.proposal);
+    CHECK(spent.budget_spent);
+    CHECK(spent.exhausted);
+    CHECK(spent.note.find("would be exceeded") != std::string::npos);
+    CHECK(client->calls == 1);
+  }
+
+  TEST_CASE("an analysis crowded out by calls in flight is not made and the expansion is not a budget stop") {
+    auto budget = std::make_shared<Budget>(UsdOnly(1.0));
+    REQUIRE(budget->Reserve(0.9));
+    auto client = std::make_shared<CountingClient>(0.01);
+    Analyst analyst(PricedAtFifthOfADollar(), client, budget);
+    ParentView parent{3, Candidate{"void k(float* x) { x[0] = 0; }\n", {}, "c++", {}}};
+    parent.profile_digest = "roofline: 30% of L2 bandwidth (memory bound)";
+    Task task;
+    task.entry = "k";
+    MutationPromptInput input;
+    input.task = &task;
+    input.parent = parent.candidate;
+    input.max_tokens = 200'000;  // an estimate of 0.2
+    const Analyst::Verdict verdict = analyst.AnalysisOf(parent, input, [] { return true; });
+    CHECK_FALSE(verdict.analysis);
+    CHECK_FALSE(verdict.call);
+    CHECK_FALSE(verdict.budget_spent);
+    CHECK(verdict.budget_held);
+    CHECK(verdict.note.find("held by calls in flight") != std::string::npos);
+    CHECK(client->calls == 0);
   }
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "search/mutators/llm_mutator.h"
 #include "search/run_config.h"
 #include "testing.h"
 
@@ -520,5 +521,126 @@ TEST_SUITE("run_config") {
     auto status = Validate(config, "run.json");
     REQUIRE_FALSE(status.has_value());
     CHECK(status.error().message().find("mutators") != std::string::npos);
+  }
+
+  TEST_CASE("an OpenAI reasoning model gets max_completion_tokens and no temperature, the CONTRACT example included") {
+    const auto endpoint_of = [](const json& document, std::size_t mutator = 1) {
+      auto config = ParseRunConfig(document, "run.json");
+      REQUIRE_MESSAGE(config.has_value(), testing::ErrorOf(config));
+      return EndpointFor(config->mutators.at(mutator), "");
+    };
+    // gpt-5 at temperature 0.7, as the CONTRACT writes it: OpenAI refuses both
+    // max_tokens and that temperature with HTTP 400.
+    const LlmEndpoint contract = endpoint_of(ContractExample(true));
+    CHECK(contract.use_max_completion_tokens);
+    CHECK_FALSE(contract.send_temperature);
+    // Any other model: max_tokens and the temperature, as before.
+    json classic = ContractExample(true);
+    classic["mutators"][1]["model"] = "gpt-4.1-mini";
+    CHECK_FALSE(endpoint_of(classic).use_max_completion_tokens);
+    CHECK(endpoint_of(classic).send_temperature);
+    // max_tokens_field decides when given: a deployment whose name says nothing.
+    json deployment = classic;
+    deployment["mutators"][1]["model"] = "my-reasoner";
+    deployment["mutators"][1]["max_tokens_field"] = "max_completion_tokens";
+    CHECK(endpoint_of(deployment).use_max_completion_tokens);
+    json proxy = ContractExample(true);
+    proxy["mutators"][1]["max_tokens_field"] = "max_tokens";
+    CHECK_FALSE(endpoint_of(proxy).use_max_completion_tokens);
+    // "temperature": null sends none, to any model and provider.
+    json no_temperature = classic;
+    no_temperature["mutators"][1]["temperature"] = nullptr;
+    CHECK_FALSE(endpoint_of(no_temperature).send_temperature);
+    json claude = classic;
+    claude["mutators"][1].update({{"provider", "anthropic"}, {"model", "claude-sonnet-4-5"}, {"temperature", nullptr}});
+    CHECK_FALSE(endpoint_of(claude).send_temperature);
+    CHECK_FALSE(endpoint_of(claude).use_max_completion_tokens);
+    // An o-series model through provider anthropic is not OpenAI's.
+    claude["mutators"][1].update({{"model", "o3"}, {"temperature", 0.2}});
+    CHECK(endpoint_of(claude).send_temperature);
+    CHECK_FALSE(endpoint_of(claude).use_max_completion_tokens);
+  }
+
+  TEST_CASE("max_tokens_field and a null temperature round-trip; absent, the field stays absent") {
+    json document = ContractExample(true);
+    document["mutators"][1]["temperature"] = nullptr;
+    document["mutators"][1]["max_tokens_field"] = "max_completion_tokens";
+    document["analyst"] = json::parse(R"({"provider": "openai", "model": "o3", "max_tokens_field": "max_tokens",
+                                          "price_per_mtok": {"input": 2, "output": 8}})");
+    auto config = ParseRunConfig(document, "run.json");
+    REQUIRE_MESSAGE(config.has_value(), testing::ErrorOf(config));
+    CHECK_FALSE(config->mutators[1].send_temperature);
+    CHECK(config->mutators[1].max_tokens_field == "max_completion_tokens");
+    CHECK(config->analyst.endpoint->max_tokens_field == "max_tokens");
+    const json stored = ToJson(*config);
+    CHECK(stored["mutators"][1]["temperature"].is_null());
+    CHECK(stored["mutators"][1]["max_tokens_field"] == "max_completion_tokens");
+    auto again = ParseRunConfig(stored, "stored");
+    REQUIRE_MESSAGE(again.has_value(), testing::ErrorOf(again));
+    CHECK(ToJson(*again) == stored);
+    CHECK_FALSE(again->mutators[1].send_temperature);
+    // Not given: left to the model when the stored config is read back too.
+    const json plain = ToJson(*ParseRunConfig(ContractExample(true), "run.json"));
+    CHECK_FALSE(plain["mutators"][1].contains("max_tokens_field"));
+    CHECK(plain["mutators"][1]["temperature"] == 0.7);
+  }
+
+  TEST_CASE("a bad max_tokens_field or temperature is refused, naming the field") {
+    const auto refusal = [](const std::string& field, const json& value, const std::string& provider = "openai") {
+      json document = ContractExample(true);
+      document["mutators"][1]["provider"] = provider;
+      document["mutators"][1][field] = value;
+      return RefusalOf(document);
+    };
+    const std::string unknown = refusal("max_tokens_field", "max_output_tokens");
+    CHECK(unknown.find("runs/bad.json: mutators[1].max_tokens_field: expected one of max_tokens max_completion_tokens") !=
+          std::string::npos);
+    CHECK(refusal("max_tokens_field", true).find("mutators[1].max_tokens_field:") != std::string::npos);
+    CHECK(refusal("max_tokens_field", "max_completion_tokens", "anthropic")
+              .find("mutators[1].max_tokens_field: expected \"max_tokens\" for provider anthropic") != std::string::npos);
+    CHECK(refusal("temperature", "hot").find("mutators[1].temperature:") != std::string::npos);
+    CHECK(refusal("temperature", 2.5).find("mutators[1].temperature:") != std::string::npos);
+    CHECK(RefusalOf(With("/analyst", json{{"provider", "openai"}, {"model", "m"}, {"max_tokens_field", "tokens"},
+                                          {"price_per_mtok", {{"input", 1}, {"output", 1}}}}))
+              .find("analyst.max_tokens_field:") != std::string::npos);
+  }
+
+  TEST_CASE("a request's deadline follows timeout_s, so a slow model's reply is waited for") {
+    json document = ContractExample(true);
+    CHECK(EndpointFor(ParseRunConfig(document, "run.json")->mutators[1], "").total_deadline_s == 900.0);
+    document["mutators"][1]["timeout_s"] = 1200;
+    const LlmEndpoint slow = EndpointFor(ParseRunConfig(document, "run.json")->mutators[1], "");
+    CHECK(slow.timeout_s == 1200.0);
+    CHECK(slow.total_deadline_s >= 2 * 1200.0);  // before: 900 s, less than one attempt
+  }
+
+  TEST_CASE("a usd budget with an llm mutator or analyst without price_per_mtok is refused, naming the field") {
+    json unpriced = ContractExample(true);
+    unpriced["mutators"][1].erase("price_per_mtok");
+    const std::string message = RefusalOf(unpriced);
+    CHECK(message.find("runs/bad.json: mutators[1].price_per_mtok: expected the model's prices") != std::string::npos);
+    CHECK(message.find("budget.usd") != std::string::npos);
+    // Without a usd budget the prices are optional (a local server is free).
+    json no_usd = unpriced;
+    no_usd["budget"].erase("usd");
+    CHECK(ParseRunConfig(no_usd, "run.json").has_value());
+    // A price of 0 given is the user's word: a free local server under a usd budget.
+    json free_local = unpriced;
+    free_local["mutators"][1]["price_per_mtok"] = {{"input", 0}, {"output", 0}};
+    CHECK(ParseRunConfig(free_local, "run.json").has_value());
+    // The analyst pays from the same budget.
+    json analyst = ContractExample(true);
+    analyst["analyst"] = {{"provider", "openai"}, {"model", "o3"}, {"api_key_env", "OPENAI_API_KEY"}};
+    CHECK(RefusalOf(analyst).find("runs/bad.json: analyst.price_per_mtok: expected") != std::string::npos);
+    analyst["budget"].erase("usd");
+    CHECK(ParseRunConfig(analyst, "run.json").has_value());
+  }
+
+  TEST_CASE("every shipped run config loads") {
+    for (const char* name : {"anthropic.json", "demo.json", "local.json", "openai.json", "overnight.json"}) {
+      CAPTURE(name);
+      auto config = LoadRunConfig(testing::SourceDir() / "configs" / "runs" / name);
+      CHECK_MESSAGE(config.has_value(), testing::ErrorOf(config));
+    }
   }
 }
