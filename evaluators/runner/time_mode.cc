@@ -45,6 +45,14 @@ constexpr double kMaxSampleSeconds = 0.05;
 constexpr std::size_t kMaxSamples = 100000;
 constexpr std::uint64_t kSlotBudgetBytes = 128ULL << 20;  // call slots per kernel (the calls a sample can hold)
 constexpr std::uint32_t kMaxSlots = 4096;
+// A sample's fixed costs (the round trip, a worker woken on an idle core:
+// from a few us to a few hundred on a VM) weigh alike on both kernels only
+// when their samples last alike. The candidate's calls per sample come from
+// its own warm-up, which it can rush; a round whose candidate sample lasts
+// outside this factor of the reference's is dropped and its calls resized
+// (at most kMaxResizes times a shape).
+constexpr double kSampleMismatch = 1.1;
+constexpr int kMaxResizes = 8;
 constexpr double kRecheckShare = 0.25;       // timed calls whose outputs are re-checked
 constexpr double kIdleCpuSlackSeconds = 0.02;
 constexpr double kIdleCpuShare = 0.05;
@@ -327,6 +335,15 @@ class Timed {
     total_ += seconds;
     samples_.push_back(seconds / batch_);
     return std::nullopt;
+  }
+
+  // The last sample's seconds, all its calls together.
+  double LastSampleSeconds() const { return samples_.empty() ? 0 : samples_.back() * batch_; }
+  // Forgets the last sample (a round sized on a wrong estimate).
+  void DropLastSample() {
+    if (samples_.empty()) return;
+    total_ -= LastSampleSeconds();
+    samples_.pop_back();
   }
 
   bool Done(const Job& job) const {
@@ -659,7 +676,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     // candidate's calls can be re-checked against the reference's on the
     // same inputs. How many calls each sample holds: PlanRounds.
     const RoundPlan plan = PlanRounds(job, sample_seconds, cand.per_call(), ref.per_call(), layout.slots);
-    const std::uint32_t cand_calls = plan.candidate_calls;
+    std::uint32_t cand_calls = plan.candidate_calls;
     const std::uint32_t ref_calls = plan.reference_calls;
     phase = Clock::now();
     FillSlots(layout, workers.inputs, std::max(cand_calls, ref_calls));
@@ -683,6 +700,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     warmup_s += since(phase);
     // Interleaved: a change of machine load hits both kernels alike.
     std::int64_t flushes = 0;
+    int resizes = 0;
     while (!cand.Done(job) || !ref.Done(job)) {
       const std::uint32_t window =
           cand_calls > ref_calls ? std::uniform_int_distribution<std::uint32_t>(0, cand_calls - ref_calls)(recheck) : 0;
@@ -727,6 +745,31 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         return *wrong;
       }
       recheck_s += since(prepare);
+      // Samples of unlike length: the round is dropped and the candidate's
+      // calls resized to last as long as the reference's sample (its own
+      // timed seconds, which no warm-up can shorten). A kernel that rushed
+      // its warm-up for long samples gets short ones; one that slows down
+      // to be resized only shortens its own (e_rushes_warmup).
+      const double cand_seconds = cand.LastSampleSeconds(), ref_seconds = ref.LastSampleSeconds();
+      if (resizes < kMaxResizes && cand_seconds > 0 && ref_seconds > 0 &&
+          (cand_seconds > kSampleMismatch * ref_seconds || ref_seconds > kSampleMismatch * cand_seconds)) {
+        const auto resized = static_cast<std::uint32_t>(std::clamp<double>(
+            std::round(cand_calls * ref_seconds / cand_seconds), 1, layout.slots));
+        if (resized != cand_calls) {
+          ++resizes;
+          cand.DropLastSample();
+          ref.DropLastSample();
+          if (resized > cand_calls) {
+            cand.Thaw();  // the touch is a request the worker answers
+            phase = Clock::now();
+            FillSlots(layout, workers.inputs, std::max(resized, ref_calls));
+            layout_s += since(phase);
+            if (auto bad = cand.TouchPages(resized, deadline)) return stop(bad, "candidate");
+            if (auto bad = ref.TouchPages(std::max(resized, ref_calls), deadline)) return stop(bad, "reference");
+          }
+          cand_calls = resized;
+        }
+      }
     }
     if (const double fastest = ref.FastestSample(); workers.reference_per_call != nullptr && fastest > 0) {
       (*workers.reference_per_call)[shape_key] = fastest;

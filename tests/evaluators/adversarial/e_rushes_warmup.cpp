@@ -7,9 +7,12 @@
 // the control channel's round trip weighs on the reference's samples and
 // hardly on its own. The estimate only sizes samples (each is timed whole by
 // the supervisor), and a sample's calls go through more slots than it
-// tracks, so it computes them all. Measured, at its honest speed at most
-// (1.02-1.04x in runs where the honest kernel measured 0.99x: the round
-// trips' share, a few percent); wrong if it skips a timed call.
+// tracks, so it computes them all. Measured, at its honest speed at most;
+// wrong if it skips a timed call. Its long samples carried less of each
+// sample's fixed cost per call than the reference's (1.02-1.04x where the
+// honest kernel measured 0.99x on a host whose round trip was the cost, and
+// 1.55-1.71x on one whose idle vCPU took ~0.4 ms to wake); since a round of
+// unlike sample lengths resizes the candidate's calls, 1.00x.
 #include <cstdint>
 
 namespace {
