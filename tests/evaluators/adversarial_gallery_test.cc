@@ -142,6 +142,7 @@ const std::vector<Attack>& Gallery() {
       {"e_skips_when_inputs_read_only", 7, Expect::kNotFaster},
       {"e_slows_warmup", 7, Expect::kHonest},
       {"e_rushes_warmup", 7, Expect::kHonest},
+      {"e_games_resize", 7, Expect::kHonest},  // against the resizing of unlike samples
       {"e_hunts_prepared_inputs", 7, Expect::kHonest},
       // against the block-wise output comparison (2048 elements at a time)
       {"t_off_at_block_edge", 7, Expect::kNotFaster},
