@@ -33,6 +33,11 @@ struct Cli {
   int Report(const Error& error);
 };
 
+// The node or run a command names, or InvalidArgument (exit 2) naming it
+// when the database has none: an id that names nothing is bad usage.
+Result<NodeRecord> NamedNode(Store& store, std::int64_t node_id);
+Result<RunRecord> NamedRun(Store& store, std::int64_t run_id);
+
 // How run and resume report progress on stderr: a live status line on a
 // terminal, a status line every --log-interval seconds otherwise, a line per
 // result with --each, nothing with --quiet.

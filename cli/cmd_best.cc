@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
-#include "cli/human_flags.h"
 #include "cli/human_output.h"
 #include "cli/output.h"
 #include "core/json_text.h"

@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "cli/cli.h"
-#include "cli/human_flags.h"
 
 namespace kestrel::cli {
 

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "cli/cli.h"
-#include "cli/human_flags.h"
 #include "report/graph_svg.h"
 #include "search/engine/graph_loader.h"
 

@@ -51,22 +51,6 @@ Result<std::unique_ptr<Store>> OpenForActing(const Cli& cli) {
   return Store::Open(cli.db, Store::Mode::kExisting);
 }
 
-Result<NodeRecord> NamedNode(Store& store, std::int64_t node_id) {
-  auto node = store.GetNode(node_id);
-  if (!node && node.error().IsNotFound()) {
-    return Fail(Error::InvalidArgument(fmt::format("no node {} in the database", node_id)));
-  }
-  return node;
-}
-
-Result<RunRecord> NamedRun(Store& store, std::int64_t run_id) {
-  auto run = store.GetRun(run_id);
-  if (!run && run.error().IsNotFound()) {
-    return Fail(Error::InvalidArgument(fmt::format("no run {} in the database", run_id)));
-  }
-  return run;
-}
-
 namespace {
 
 struct ActionFlags {

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
-#include "cli/human_flags.h"
 #include "cli/output.h"
 #include "core/json_text.h"
 #include "search/engine/graph_loader.h"

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
-#include "cli/human_flags.h"
 #include "cli/output.h"
 #include "core/json_text.h"
 #include "search/mutators/direction_stats.h"

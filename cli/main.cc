@@ -1,6 +1,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "cli/cli.h"
 #include "search/run_session.h"
 
@@ -16,6 +18,22 @@ Result<std::unique_ptr<Store>> Cli::OpenForReading() const {
     return Fail(Error::NotFound("no database at " + db + " (start a search with `kestrel run`, or pass --db PATH)"));
   }
   return Store::Open(db, Store::Mode::kReadOnly);
+}
+
+Result<NodeRecord> NamedNode(Store& store, std::int64_t node_id) {
+  auto node = store.GetNode(node_id);
+  if (!node && node.error().IsNotFound()) {
+    return Fail(Error::InvalidArgument(fmt::format("no node {} in the database", node_id)));
+  }
+  return node;
+}
+
+Result<RunRecord> NamedRun(Store& store, std::int64_t run_id) {
+  auto run = store.GetRun(run_id);
+  if (!run && run.error().IsNotFound()) {
+    return Fail(Error::InvalidArgument(fmt::format("no run {} in the database", run_id)));
+  }
+  return run;
 }
 
 int Cli::Report(const Error& error) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/huge_pages.h"
+#include "core/json_text.h"
 #include "store/codec.h"
 #include "store/store.h"
 #include "store/store_impl.h"
@@ -162,8 +163,7 @@ Status Store::RecordDuplicate(const EdgeRecord& edge) {
   auto event = impl_->Prepare(kOp, "INSERT INTO run_events (run_id, at, kind, detail_json) VALUES (?1, ?2, ?3, ?4)");
   if (!event) return Fail(event.error());
   const std::string detail =
-      nlohmann::json{{"parent", edge.parent}, {"node", edge.child}, {"mutation", edge.mutation}}.dump(
-          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+      JsonText(nlohmann::json{{"parent", edge.parent}, {"node", edge.child}, {"mutation", edge.mutation}});
   (*event)->BindId(1, edge.run_id).Bind(2, OrNow(edge.created_at)).Bind(3, std::string("duplicate")).Bind(4, detail);
   if (auto done = (*event)->Run(); !done) return done;
   return transaction->Commit();
