@@ -209,6 +209,7 @@ class Timed {
     layout_ = &layout;
     samples_.clear();
     total_ = 0;
+    fastest_ever_ = std::numeric_limits<double>::infinity();
     batch_ = 1;
     return worker_.Layout(layout.Places(), static_cast<std::uint32_t>(layout.shape->args.size()), deadline);
   }
@@ -316,13 +317,15 @@ class Timed {
     per_call_ = std::max(per_call, 1e-9);
     return TouchPages(1, deadline);
   }
-  // The fastest of this shape's samples (seconds per call, the round
-  // trip's share included); 0 when none. What a kept reference's next job
-  // sizes its samples by: like the warm-up's estimate, the fastest, since
-  // a stall only ever slows a sample. (The median once came out twice the
-  // call's time after a noisy job, and the next job's reference samples
-  // held half the candidate's calls.)
+  // The fastest of the samples kept (seconds per call, the round trip's
+  // share included); 0 when none.
   double FastestSample() const { return samples_.empty() ? 0 : *std::min_element(samples_.begin(), samples_.end()); }
+  // The same over the shape's samples, those dropped included. What a kept
+  // reference's next job sizes its samples by: like the warm-up's
+  // estimate, the fastest, since a stall only ever slows a sample. (The
+  // median once came out twice the call's time after a noisy job, and the
+  // next job's reference samples held half the candidate's calls.)
+  double FastestEver() const { return std::isfinite(fastest_ever_) ? fastest_ever_ : 0; }
 
   // One timed sample of `calls` calls on slots first .. first + calls - 1.
   std::optional<WorkerVerdict> Sample(std::uint32_t first, std::uint32_t calls, Deadline deadline) {
@@ -334,16 +337,15 @@ class Timed {
     if (auto bad = Run(first, batch_, deadline, &seconds)) return bad;
     total_ += seconds;
     samples_.push_back(seconds / batch_);
+    fastest_ever_ = std::min(fastest_ever_, samples_.back());
     return std::nullopt;
   }
 
-  // The last sample's seconds, all its calls together.
-  double LastSampleSeconds() const { return samples_.empty() ? 0 : samples_.back() * batch_; }
-  // Forgets the last sample (a round sized on a wrong estimate).
-  void DropLastSample() {
-    if (samples_.empty()) return;
-    total_ -= LastSampleSeconds();
-    samples_.pop_back();
+  // Forgets every sample so far (rounds sized on a wrong estimate): the
+  // samples kept are all of the current calls per sample, as reported.
+  void DropSamples() {
+    samples_.clear();
+    total_ = 0;
   }
 
   bool Done(const Job& job) const {
@@ -432,6 +434,7 @@ class Timed {
   double round_trip_ = -1;
   double total_ = 0;
   std::vector<double> samples_;
+  double fastest_ever_ = std::numeric_limits<double>::infinity();
   double last_cpu_ = -1;
   Clock::time_point last_end_;
   double idle_cpu_ = 0, idle_wall_ = 0, busy_cpu_ = 0, busy_wall_ = 0;
@@ -745,20 +748,28 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         return *wrong;
       }
       recheck_s += since(prepare);
-      // Samples of unlike length: the round is dropped and the candidate's
-      // calls resized to last as long as the reference's sample (its own
-      // timed seconds, which no warm-up can shorten). A kernel that rushed
-      // its warm-up for long samples gets short ones; one that slows down
-      // to be resized only shortens its own (e_rushes_warmup).
-      const double cand_seconds = cand.LastSampleSeconds(), ref_seconds = ref.LastSampleSeconds();
+      // Samples of unlike length: the rounds so far are dropped and the
+      // candidate's calls resized to last as long as the reference's sample
+      // (from its own timed seconds, which no warm-up can shorten). A kernel
+      // that rushed its warm-up for long samples gets short ones; one that
+      // slows down to be resized only shortens its own (e_rushes_warmup). The
+      // lengths compared are each kernel's fastest sample (the candidate's
+      // since its last resize, the reference's of the shape): a stall only
+      // ever slows a sample, and a busy machine's stalls resized honest
+      // kernels to one call against thirty (runner_pool_test), nor does a
+      // kernel that spins through some samples (e_games_resize) move them.
+      // All earlier rounds go, not only this one: a kept sample has the
+      // calls per sample that the result reports, and both kernels' samples
+      // come from the same rounds.
+      const double cand_seconds = cand.FastestSample() * cand_calls, ref_seconds = ref.FastestEver() * ref_calls;
       if (resizes < kMaxResizes && cand_seconds > 0 && ref_seconds > 0 &&
           (cand_seconds > kSampleMismatch * ref_seconds || ref_seconds > kSampleMismatch * cand_seconds)) {
         const auto resized = static_cast<std::uint32_t>(std::clamp<double>(
             std::round(cand_calls * ref_seconds / cand_seconds), 1, layout.slots));
         if (resized != cand_calls) {
           ++resizes;
-          cand.DropLastSample();
-          ref.DropLastSample();
+          cand.DropSamples();
+          ref.DropSamples();
           if (resized > cand_calls) {
             cand.Thaw();  // the touch is a request the worker answers
             phase = Clock::now();
@@ -771,7 +782,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         }
       }
     }
-    if (const double fastest = ref.FastestSample(); workers.reference_per_call != nullptr && fastest > 0) {
+    if (const double fastest = ref.FastestEver(); workers.reference_per_call != nullptr && fastest > 0) {
       (*workers.reference_per_call)[shape_key] = fastest;
     }
     ShapeSamples samples;

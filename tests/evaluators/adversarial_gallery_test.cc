@@ -527,6 +527,29 @@ CpuEvaluatorOptions PatchCaseOptions(const testing::TempDir& work) {
   return options;
 }
 
+// What is wrong with a measurement's samples: each kernel's, on each shape,
+// hold its min_time at the calls per sample reported (a round dropped for
+// samples of unlike length, and its calls resized, leaves none of its
+// samples behind at the old size). Empty: nothing.
+std::string SamplesShort(const Measurement& m, double min_time) {
+  std::string problems;
+  const auto sampled = [](const std::vector<double>& seconds, std::int64_t calls) {
+    double sum = 0;
+    for (double s : seconds) sum += s * static_cast<double>(calls);
+    return sum;
+  };
+  for (const ShapeTiming& shape : m.shapes) {
+    const double candidate = sampled(shape.candidate_seconds, shape.candidate_calls_per_sample);
+    const double reference = sampled(shape.reference_seconds, shape.reference_calls_per_sample);
+    if (candidate < min_time || reference < min_time) {
+      problems += "samples of " + std::to_string(candidate) + " s (candidate, " +
+                  std::to_string(shape.candidate_calls_per_sample) + " calls each) and " + std::to_string(reference) +
+                  " s (reference) at a min_time of " + std::to_string(min_time) + " s; ";
+    }
+  }
+  return problems;
+}
+
 // Whether `m` is an outcome `attack` may end in; `why` says what is wrong.
 bool AsExpected(const Attack& attack, const Measurement& m, double honest, std::string& why) {
   const bool measured = m.outcome == Outcome::kMeasured;
@@ -585,6 +608,10 @@ TEST_SUITE("adversarial_gallery") {
       CHECK_MESSAGE(expected, std::string(attack.file) << ": " << why);
       for (const auto& problem : damage) {
         CHECK_MESSAGE(false, std::string(attack.file) << ": " << problem);
+      }
+      if (m.outcome == Outcome::kMeasured) {
+        const std::string short_samples = SamplesShort(m, testing::FastOptions().measure.min_time_s);
+        CHECK_MESSAGE(short_samples.empty(), std::string(attack.file) << ": " << short_samples);
       }
       if (!expected || !damage.empty()) won.push_back(attack.file);
     }
