@@ -147,6 +147,8 @@ void AddSuiteReport(CLI::App& suite, Cli& cli) {
       if (!latest) return (void)cli.Report(latest.error());
       if (!*latest) return (void)cli.Report(Error::NotFound("no suite in " + cli.db + " (start one with `kestrel suite run`)"));
       id = (*latest)->id;
+    } else if (auto named = (*store)->GetSuite(id); !named && named.error().IsNotFound()) {
+      return (void)cli.Report(Error::InvalidArgument(fmt::format("--suite {}: no suite {} in the database", id, id)));
     }
     auto built = BuildSuiteReport(**store, id);
     if (!built) return (void)cli.Report(built.error());

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -319,35 +320,55 @@ Result<std::shared_ptr<const Executor>> MakeSlurmExecutor(const SlurmOptions& op
 }
 
 Result<double> ParseSlurmTime(const std::string& text) {
-  const auto bad = [&] {
+  const auto bad = [&](const std::string& why) {
     return Fail(Error::InvalidArgument("executor.time_limit: expected a Slurm time such as \"30\" (minutes), "
-                                       "\"10:00\", \"1:00:00\" or \"1-12\", got \"" + text + "\""));
+                                       "\"10:00\", \"1:00:00\" or \"1-12\"" + why + ", got \"" + text + "\""));
   };
-  if (text.empty() || text.find_first_not_of("0123456789:-") != std::string::npos) return bad();
+  if (text == "0" || text == "UNLIMITED" || text == "INFINITE") {
+    // sbatch takes these for no limit; a search waits for every job, so
+    // each needs one (a job that never ends would stop the search).
+    return bad(" (a limit: a search waits for every job)");
+  }
+  if (text.empty() || text.find_first_not_of("0123456789:-") != std::string::npos) return bad("");
+  // A field of at most 9 digits: "999...9" once threw out of std::stod and aborted the run.
+  const auto number = [](const std::string& digits) -> std::optional<double> {
+    if (digits.empty() || digits.size() > 9) return std::nullopt;
+    return std::stod(digits);
+  };
+  bool has_days = false;
   double days = 0;
   std::string rest = text;
   if (const auto dash = text.find('-'); dash != std::string::npos) {
-    if (dash == 0 || text.find('-', dash + 1) != std::string::npos) return bad();
-    days = std::stod(text.substr(0, dash));
+    if (dash == 0 || text.find('-', dash + 1) != std::string::npos) return bad("");
+    const auto value = number(text.substr(0, dash));
+    if (!value) return bad("");
+    has_days = true;
+    days = *value;
     rest = text.substr(dash + 1);
   }
-  if (rest.empty() || rest.back() == ':' || rest.find('-') != std::string::npos) return bad();
+  if (rest.empty() || rest.back() == ':') return bad("");
   std::vector<double> parts;
   std::istringstream fields(rest);
   for (std::string part; std::getline(fields, part, ':');) {
-    if (part.empty()) return bad();
-    parts.push_back(std::stod(part));
+    const auto value = number(part);
+    if (!value) return bad("");
+    parts.push_back(*value);
   }
-  if (parts.empty() || parts.size() > 3) return bad();
+  if (parts.empty() || parts.size() > 3) return bad("");
   double seconds = 0;
-  if (days > 0) {  // D-H, D-H:M, D-H:M:S
+  if (has_days) {  // D-H, D-H:M, D-H:M:S ("0-5" is five hours, not minutes)
     const double scale[] = {3600, 60, 1};
     for (std::size_t i = 0; i < parts.size(); ++i) seconds += parts[i] * scale[i];
-    return days * 86400 + seconds;
+    seconds += days * 86400;
+  } else if (parts.size() == 1) {
+    seconds = parts[0] * 60;  // M
+  } else if (parts.size() == 2) {
+    seconds = parts[0] * 60 + parts[1];  // M:S
+  } else {
+    seconds = parts[0] * 3600 + parts[1] * 60 + parts[2];  // H:M:S
   }
-  if (parts.size() == 1) return parts[0] * 60;             // M
-  if (parts.size() == 2) return parts[0] * 60 + parts[1];  // M:S
-  return parts[0] * 3600 + parts[1] * 60 + parts[2];       // H:M:S
+  if (!(seconds > 0)) return bad(" (longer than zero)");
+  return seconds;
 }
 
 std::string ShellQuote(const std::vector<std::string>& argv) {

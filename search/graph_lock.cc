@@ -12,13 +12,22 @@ namespace kestrel {
 std::filesystem::path GraphLockFile(const std::filesystem::path& db) { return db.string() + "-lock"; }
 
 Result<std::optional<GraphLock>> GraphLock::Take(const std::filesystem::path& db, std::int64_t graph_id) {
+  return TakeByte(db, graph_id);
+}
+
+Result<std::optional<GraphLock>> GraphLock::TakeSuite(const std::filesystem::path& db, std::int64_t suite_id) {
+  constexpr std::int64_t kSuiteBytes = std::int64_t{1} << 48;  // past any graph id a database reaches
+  return TakeByte(db, kSuiteBytes + suite_id);
+}
+
+Result<std::optional<GraphLock>> GraphLock::TakeByte(const std::filesystem::path& db, std::int64_t byte) {
   const std::filesystem::path file = GraphLockFile(db);
   const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Fail(Error::Io("cannot open " + file.string() + ": " + std::strerror(errno)));
   struct flock lock {};
   lock.l_type = F_WRLCK;
   lock.l_whence = SEEK_SET;
-  lock.l_start = static_cast<off_t>(graph_id);
+  lock.l_start = static_cast<off_t>(byte);
   lock.l_len = 1;
   // Open-file-description locks: owned by this descriptor, not the process,
   // so that no other close() of the file in this process drops it.

@@ -22,6 +22,10 @@ class GraphLock {
   // The lock of `graph_id` in the database at `db`; nullopt while another
   // process holds it; Io when the lock file cannot be opened.
   static Result<std::optional<GraphLock>> Take(const std::filesystem::path& db, std::int64_t graph_id);
+  // The same for a suite (search/suite/suite_runner.h), whose session holds
+  // it: a byte of its own past every graph's, so that two processes never
+  // run one suite's tasks (each twice, and the live one's marked failed).
+  static Result<std::optional<GraphLock>> TakeSuite(const std::filesystem::path& db, std::int64_t suite_id);
 
   GraphLock(GraphLock&& other) noexcept;
   GraphLock& operator=(GraphLock&& other) noexcept;
@@ -30,6 +34,7 @@ class GraphLock {
   ~GraphLock();
 
  private:
+  static Result<std::optional<GraphLock>> TakeByte(const std::filesystem::path& db, std::int64_t byte);
   explicit GraphLock(int fd) : fd_(fd) {}
   int fd_ = -1;
 };

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_fields.h"
+#include "evaluators/slurm_executor.h"
 #include "search/strategies/strategy.h"
 
 namespace kestrel {
@@ -182,6 +183,9 @@ Status ParseExecutor(const json& object, const std::string& origin, ExecutorConf
     fields.Fail("shared_dir", "a folder the compute nodes share with this host (the work dir is made there)");
   }
   if (slurm && out.time_limit.empty()) fields.Fail("time_limit", "a Slurm time such as \"10:00\"");
+  if (slurm && !out.time_limit.empty() && !ParseSlurmTime(out.time_limit)) {
+    fields.Fail("time_limit", "a Slurm time with a limit such as \"30\" (minutes), \"10:00\", \"1:00:00\" or \"1-12\"");
+  }
   return fields.Finish();
 }
 

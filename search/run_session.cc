@@ -39,11 +39,33 @@ Result<std::shared_ptr<LlmClient>> ClientFor(const MutatorConfig& config, const 
 
 }  // namespace
 
+Status CheckApiKeys(const RunConfig& config) {
+  for (std::size_t i = 0; i < config.mutators.size(); ++i) {
+    if (config.mutators[i].kind != "llm") continue;
+    if (auto key = ReadApiKey(config.mutators[i].api_key_env); !key) {
+      return Fail(key.error().WithContext(fmt::format("mutators[{}]", i)));
+    }
+  }
+  if (const auto endpoint = AnalystEndpoint(config)) {
+    if (auto key = ReadApiKey(endpoint->api_key_env); !key) return Fail(key.error().WithContext("analyst"));
+  }
+  return {};
+}
+
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
                                                            const HostInfo& host, std::shared_ptr<Budget> budget,
                                                            std::shared_ptr<Reviewer> reviewer) {
   std::vector<std::unique_ptr<Mutator>> mutators;
   auto shared_task = std::make_shared<const Task>(task);
+  // The mutators' clients first: a missing key is named by the mutator the
+  // user wrote, before the analyst that borrows its endpoint by default.
+  std::vector<std::shared_ptr<LlmClient>> clients(config.mutators.size());
+  for (std::size_t i = 0; i < config.mutators.size(); ++i) {
+    if (config.mutators[i].kind != "llm") continue;
+    auto client = ClientFor(config.mutators[i], fmt::format("mutators[{}]", i));
+    if (!client) return Fail(client.error());
+    clients[i] = std::move(*client);
+  }
   std::shared_ptr<Analyst> analyst;
   if (const auto endpoint = AnalystEndpoint(config)) {
     auto client = ClientFor(*endpoint, "analyst");
@@ -55,9 +77,7 @@ Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& conf
     if (mutator.kind == "knob") {
       mutators.push_back(MakeKnobMutator());
     } else if (mutator.kind == "llm") {
-      auto client = ClientFor(mutator, fmt::format("mutators[{}]", i));
-      if (!client) return Fail(client.error());
-      mutators.push_back(MakeLlmMutator(mutator, std::move(*client),
+      mutators.push_back(MakeLlmMutator(mutator, std::move(clients[i]),
                                         LlmContext{shared_task, host, config.evaluator.threads, budget, analyst, reviewer}));
     } else {
       return Fail(Error::InvalidArgument(fmt::format(

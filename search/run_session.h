@@ -43,6 +43,12 @@ std::vector<std::filesystem::path> TaskDirs(const std::vector<std::filesystem::p
 // into the LLM prompts; the llm mutators reserve their spend in `budget`, the
 // run's, which the engine checks.
 // `reviewer`: a person who reviews every LLM proposal and plan (--review); null: none.
+// Whether every LLM endpoint of the config (its llm mutators', its
+// analyst's) has its API key in the environment: the first that lacks one,
+// named as in the config, is the error. What a suite checks before its
+// first task, so that a missing key is one message, not every task failed.
+Status CheckApiKeys(const RunConfig& config);
+
 Result<std::vector<std::unique_ptr<Mutator>>> MakeMutators(const RunConfig& config, const Task& task,
                                                            const HostInfo& host, std::shared_ptr<Budget> budget,
                                                            std::shared_ptr<Reviewer> reviewer = nullptr);

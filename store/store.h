@@ -267,8 +267,9 @@ class Store {
   Result<std::int64_t> CreateSuite(const SuiteRecord& suite, const std::vector<SuiteTaskRecord>& tasks);
   // NotFound for an unknown suite.
   Result<SuiteRecord> GetSuite(std::int64_t suite_id);
-  // The newest suite (highest id); nullopt when there is none.
-  Result<std::optional<SuiteRecord>> LatestSuite();
+  // The newest suite (highest id), or with `unfinished` the newest that is
+  // not done; nullopt when there is none.
+  Result<std::optional<SuiteRecord>> LatestSuite(bool unfinished = false);
   // The suite's tasks in their order.
   Result<std::vector<SuiteTaskRecord>> SuiteTasks(std::int64_t suite_id);
   // The task is running, started now. NotFound for an unknown suite task.

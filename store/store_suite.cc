@@ -109,10 +109,11 @@ Result<SuiteRecord> Store::GetSuite(std::int64_t suite_id) {
   return ReadSuite(**select);
 }
 
-Result<std::optional<SuiteRecord>> Store::LatestSuite() {
-  auto select = impl_->Prepare("LatestSuite",
-                               "SELECT " + std::string(kSuiteColumns) + " FROM suites ORDER BY id DESC LIMIT 1");
+Result<std::optional<SuiteRecord>> Store::LatestSuite(bool unfinished) {
+  auto select = impl_->Prepare("LatestSuite", "SELECT " + std::string(kSuiteColumns) +
+                                                  " FROM suites WHERE ?1 = 0 OR state <> 'done' ORDER BY id DESC LIMIT 1");
   if (!select) return Fail(select.error());
+  (*select)->Bind(1, unfinished ? 1 : 0);
   auto row = (*select)->Step();
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<SuiteRecord>();

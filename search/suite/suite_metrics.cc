@@ -6,8 +6,10 @@
 namespace kestrel {
 namespace {
 
-// A task the suite searched: its result scores (a failure as the reference).
-bool Searched(const SuiteTaskResult& task) { return task.state != "skipped" && task.state != "pending"; }
+// A task the suite searched to its end: its result scores (a failure as
+// the reference). One still running (an interrupted suite's) is not yet
+// run: it was scored as a failed search.
+bool Searched(const SuiteTaskResult& task) { return task.state == "done" || task.state == "failed"; }
 
 double Mean(const std::vector<double>& values) {
   double sum = 0.0;

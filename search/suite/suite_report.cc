@@ -80,19 +80,23 @@ nlohmann::json FastJson(const std::array<double, kFastP.size()>& shares) {
 }
 
 nlohmann::json ToJson(const SuiteSummary& summary, bool any_baseline) {
+  // Without a task searched, a rate or a mean does not exist: null (SUITE.md), not 0.
+  const bool any = summary.tasks > 0;
+  const auto some = [any](const nlohmann::json& value) { return any ? value : nlohmann::json(); };
   return {{"level", summary.level},
           {"tasks", summary.tasks},
           {"skipped", summary.skipped},
           {"correct", summary.correct},
-          {"pass_rate", summary.tasks > 0 ? static_cast<double>(summary.correct) / summary.tasks : 0.0},
-          {"fast_p_reference", FastJson(summary.fast_reference)},
+          {"pass_rate", some(any ? static_cast<double>(summary.correct) / summary.tasks : 0.0)},
+          {"fast_p_reference", some(FastJson(summary.fast_reference))},
           {"with_baseline", summary.with_baseline},
-          {"fast_p_baseline", any_baseline ? FastJson(summary.fast_baseline) : nlohmann::json()},
-          {"geomean_speedup", summary.geomean_reference},
-          {"geomean_over_baseline", any_baseline ? nlohmann::json(summary.geomean_baseline) : nlohmann::json()},
+          {"fast_p_baseline", any_baseline && summary.with_baseline > 0 ? FastJson(summary.fast_baseline) : nlohmann::json()},
+          {"geomean_speedup", some(summary.geomean_reference)},
+          {"geomean_over_baseline",
+           any_baseline && summary.with_baseline > 0 ? nlohmann::json(summary.geomean_baseline) : nlohmann::json()},
           {"mean_roofline_fraction", Optional(summary.mean_roofline)},
           {"mean_gap_closed", Optional(summary.mean_gap_closed)},
-          {"evaluations_per_hour", summary.evaluations_per_hour},
+          {"evaluations_per_hour", some(summary.evaluations_per_hour)},
           {"mean_seconds_to_first_correct", Optional(summary.mean_first_correct_s)},
           {"llm_usd", summary.llm_usd},
           {"llm_usd_per_speedup", Optional(summary.usd_per_speedup)}};

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.h"
 #include "search/engine/stop.h"
+#include "search/graph_lock.h"
 #include "store/store.h"
 
 namespace kestrel {
@@ -34,14 +36,33 @@ Result<RunConfig> ConfigFor(const SuiteRecord& suite, const std::string& task, c
 }
 
 // The run a task that was killed before its run id was recorded had
-// started: the newest run of the task begun since the task started.
+// started: the newest run of the task begun since the task started, alone
+// on its graph (a suite's run searches a fresh graph). A person's run of
+// the task in the meantime, on the task's shared graph, is not it.
 Result<std::int64_t> OrphanRun(Store& store, const SuiteTaskRecord& task) {
   auto runs = store.ListRuns();
   if (!runs) return Fail(runs.error());
   for (const RunRecord& run : *runs) {
-    if (run.task_name == task.task && run.started_at >= task.started_at) return run.id;
+    if (run.task_name != task.task || run.started_at < task.started_at) continue;
+    const bool alone = std::none_of(runs->begin(), runs->end(), [&](const RunRecord& other) {
+      return other.id != run.id && other.graph_id == run.graph_id;
+    });
+    if (alone) return run.id;
   }
   return std::int64_t{0};
+}
+
+// The suite's lock (GraphLock::TakeSuite), held for the session; Io while
+// another process runs the suite.
+Result<GraphLock> TakeSuiteLock(const std::filesystem::path& db, std::int64_t suite_id) {
+  auto lock = GraphLock::TakeSuite(db, suite_id);
+  if (!lock) return Fail(lock.error());
+  if (!*lock) {
+    return Fail(Error::Io(fmt::format("suite {} is being run by another kestrel process (one process runs a suite "
+                                      "at a time: wait for it, or stop it and `kestrel suite resume`)",
+                                      suite_id)));
+  }
+  return std::move(**lock);
 }
 
 class SuiteSession {
@@ -62,7 +83,14 @@ class SuiteSession {
       }
       if (options_.task_started) options_.task_started(task, tasks->size());
       auto interrupted = RunTask(task);
-      if (!interrupted) return Fail(interrupted.error());
+      if (!interrupted) {
+        // Not the task's failure (a missing task folder, a run another
+        // process holds, the environment): the suite stops, resumable, and
+        // the task is run again once that is fixed.
+        (void)store_.SetSuiteState(suite_.id, SuiteState::kInterrupted);
+        return Fail(interrupted.error().WithContext(
+            fmt::format("suite {} stopped at task {} (`kestrel suite resume` goes on from it)", suite_.id, task.task)));
+      }
       if (*interrupted) {
         outcome.interrupted = true;
         break;
@@ -104,8 +132,10 @@ class SuiteSession {
   }
 
   Result<bool> StartTask(const SuiteTaskRecord& task) {
+    // A task the suite listed and cannot find now: the folders it was
+    // started with are missing (resumed without --tasks-dir), not a failure.
     auto found = FindTask(task.task, TaskDirs(options_.search.task_dirs));
-    if (!found) return Finish(task, SuiteTaskState::kFailed, found.error().message());
+    if (!found) return Fail(found.error());
     auto config = ConfigFor(suite_, task.task, options_.search.db_path.string());
     if (!config) return Fail(config.error());
     if (auto why = CannotRun(*found, config->evaluator.kind)) return Finish(task, SuiteTaskState::kSkipped, *why);
@@ -143,7 +173,17 @@ class SuiteSession {
       if (run_id == 0 && summary.error().code() == ErrorCode::kUnsupported) {
         return Finish(task, SuiteTaskState::kSkipped, summary.error().message());
       }
-      return Finish(task, SuiteTaskState::kFailed, summary.error().message());
+      // The task failed when its run did (stored as failed, with why);
+      // anything else (a config or setup error before the run, a run
+      // another process holds) stops the suite with the error, as it
+      // stops `kestrel run`, instead of failing every task for good.
+      if (run_id != 0) {
+        auto run = store_.GetRun(run_id);
+        if (run && run->status == RunStatus::kFailed) {
+          return Finish(task, SuiteTaskState::kFailed, summary.error().message());
+        }
+      }
+      return Fail(summary.error());
     }
     if (summary->interrupted) return true;
     return Finish(task, SuiteTaskState::kDone, "");
@@ -214,6 +254,9 @@ Result<SuiteOutcome> RunSuite(const RunConfig& config, const SuiteSelection& sel
   }
   auto tasks = SelectSuiteTasks(loaded, selection);
   if (!tasks) return Fail(tasks.error());
+  // Checked before the suite is made: a missing key failed every task, and
+  // a suite with every task failed is done, with nothing to resume.
+  if (auto keys = CheckApiKeys(config); !keys) return Fail(keys.error());
   auto store = Store::Open(options.search.db_path);
   if (!store) return Fail(store.error());
   RunConfig shared = config;
@@ -224,6 +267,8 @@ Result<SuiteOutcome> RunSuite(const RunConfig& config, const SuiteSelection& sel
   suite.config_json = JsonText(ToJson(shared));
   auto suite_id = (*store)->CreateSuite(suite, *tasks);
   if (!suite_id) return Fail(suite_id.error());
+  auto lock = TakeSuiteLock(options.search.db_path, *suite_id);
+  if (!lock) return Fail(lock.error());
   auto created = (*store)->GetSuite(*suite_id);
   if (!created) return Fail(created.error());
   return SuiteSession(**store, *created, options).Run();
@@ -235,17 +280,28 @@ Result<SuiteOutcome> ResumeSuite(std::optional<std::int64_t> suite_id, const Sui
   std::optional<SuiteRecord> suite;
   if (suite_id) {
     auto found = (*store)->GetSuite(*suite_id);
+    if (!found && found.error().IsNotFound()) {  // a user's mistake: exit 2
+      return Fail(Error::InvalidArgument("--suite " + std::to_string(*suite_id) + ": no suite " +
+                                         std::to_string(*suite_id) + " in the database"));
+    }
     if (!found) return Fail(found.error());
     suite = *found;
   } else {
-    auto latest = (*store)->LatestSuite();
+    auto latest = (*store)->LatestSuite(/*unfinished=*/true);
     if (!latest) return Fail(latest.error());
+    if (!*latest) return Fail(Error::NotFound("no unfinished suite in the database (every suite is done)"));
     suite = *latest;
   }
   if (!suite) return Fail(Error::NotFound("no suite in the database (start one with `kestrel suite run`)"));
   if (suite->state == SuiteState::kDone) {
     return Fail(Error::NotFound("suite " + std::to_string(suite->id) + " is done (nothing to resume)"));
   }
+  auto lock = TakeSuiteLock(options.search.db_path, suite->id);
+  if (!lock) return Fail(lock.error());
+  // The saved config's keys, in this environment (a resume may come from another shell).
+  auto config = ConfigFor(*suite, "any", options.search.db_path.string());
+  if (!config) return Fail(config.error());
+  if (auto keys = CheckApiKeys(*config); !keys) return Fail(keys.error());
   if (auto set = (*store)->SetSuiteState(suite->id, SuiteState::kRunning); !set) return Fail(set.error());
   return SuiteSession(**store, *suite, options).Run();
 }

@@ -124,14 +124,31 @@ TEST_SUITE("cli suite") {
     CHECK(text.out.find("colsum") != std::string::npos);
 
     const Exec missing = workspace.Run({"suite", "report", "--suite", "7"});
-    CHECK(missing.code == 1);
+    CHECK(missing.code == 2);  // an id that names nothing is bad usage, as for nodes and runs
     CHECK(missing.err.find("no suite 7") != std::string::npos);
+    const Exec missing_resume = workspace.Run({"suite", "resume", "--suite", "7"});
+    CHECK(missing_resume.code == 2);
+    CHECK(missing_resume.err.find("no suite 7") != std::string::npos);
+    // An LLM config whose key is not in the environment: refused before a
+    // suite is made (every task was recorded failed, the suite done, and
+    // exit 0).
+    const std::filesystem::path keyless = workspace.path() / "keyless.json";
+    testing::WriteFile(keyless, R"({"mutators": [{"kind": "llm", "provider": "openai", "model": "gpt-4o",
+        "base_url": "http://127.0.0.1:9", "api_key_env": "KESTREL_TEST_NO_SUCH_KEY"}]})");
+    const Exec no_key = workspace.Run({"suite", "run", keyless.string(), "--tasks", "colsum", "--evals-per-task", "1"});
+    CHECK(no_key.code == 2);
+    CHECK_MESSAGE(no_key.err.find("mutators[0]: the API key's environment variable KESTREL_TEST_NO_SUCH_KEY") !=
+                      std::string::npos,
+                  no_key.err);
+    const Exec still_one = workspace.Run({"suite", "report", "--json"});
+    REQUIRE(still_one.code == 0);
+    CHECK(json::parse(still_one.out).at("suite") == 1);
     const Exec unknown = workspace.Run({"suite", "run", "--tasks", "no_such_task", "--evals-per-task", "1"});
     CHECK(unknown.code == 2);
     CHECK(unknown.err.find("no task named 'no_such_task'") != std::string::npos);
     const Exec nothing = workspace.Run({"suite", "resume"});
     CHECK(nothing.code == 1);
-    CHECK(nothing.err.find("suite 1 is done") != std::string::npos);
+    CHECK_MESSAGE(nothing.err.find("no unfinished suite") != std::string::npos, nothing.err);
   }
 
   TEST_CASE("a suite killed with SIGKILL in its second task, then stopped by SIGINT in its third, resumes and finishes every task once") {
@@ -140,6 +157,11 @@ TEST_SUITE("cli suite") {
     Process suite = workspace.Spawn({"suite", "run", "--tasks", "affine,affine_wide,triad", "--evals-per-task",
                                      std::to_string(kBudget), "--min-time", "0.01", "--quiet"});
     REQUIRE(WaitForRunOf(workspace, "affine_wide", suite));
+    // A second process on the running suite is refused: it marked the live
+    // task failed and ran the remaining tasks a second time.
+    const Exec second = workspace.Run({"suite", "resume", "--quiet"});
+    CHECK(second.code == 1);
+    CHECK_MESSAGE(second.err.find("suite 1 is being run by another kestrel process") != std::string::npos, second.err);
     REQUIRE(kill(suite.pid, SIGKILL) == 0);
     CHECK(Workspace::Wait(suite).code != 0);
 

@@ -259,7 +259,11 @@ TEST_SUITE("executor") {
     CHECK(ParseSlurmTime("2-0").value() == 2 * 86400);
     CHECK(ParseSlurmTime("1-12:30").value() == 86400 + 12 * 3600 + 30 * 60);
     CHECK(ParseSlurmTime("1-2:03:04").value() == 86400 + 2 * 3600 + 3 * 60 + 4);
-    for (const char* bad : {"", "ten", "1:2:3:4", "-1", "1--2", "5:", ":5", "1-"}) {
+    CHECK(ParseSlurmTime("0-5").value() == 5 * 3600);  // days given: hours next, even at zero days (was 5 minutes)
+    // No limit, zero, and a field too long for a number (which threw out of
+    // std::stod and aborted the run) are refused.
+    for (const char* bad : {"", "ten", "1:2:3:4", "-1", "1--2", "5:", ":5", "1-", "0", "UNLIMITED", "INFINITE",
+                            "0:00", "1234567890", "999999999999999999999999999999999999999999999999"}) {
       CAPTURE(std::string(bad));
       CHECK_FALSE(ParseSlurmTime(bad).has_value());
     }

@@ -225,6 +225,14 @@ TEST_SUITE("run_config") {
     refused(json{{"task", "t"}, {"executor", {{"kind", "local"}, {"gres", "gpu:1"}}}},
             "executor.gres: expected no such field for kind \"local\"");
     refused(json{{"task", "t"}, {"executor", {{"kind", "pbs"}}}}, "executor.kind");
+    // A time limit Slurm would not take, or none: refused here (an
+    // over-long one aborted the run from inside the executor).
+    for (const char* limit : {"999999999999999999999999", "UNLIMITED", "0", "ten"}) {
+      CAPTURE(limit);
+      json bad_limit = document;
+      bad_limit["executor"]["time_limit"] = limit;
+      refused(bad_limit, "executor.time_limit: expected a Slurm time with a limit");
+    }
   }
 
   TEST_CASE("confirm: defaults to the top 3 re-measured twice, parses and round-trips") {
