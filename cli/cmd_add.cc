@@ -76,7 +76,8 @@ void Add(Cli& cli, const AddFlags& flags) {
   if (!store) return (void)cli.Report(store.error());
   auto task_id = (*store)->UpsertTask(*task);
   if (!task_id) return (void)cli.Report(task_id.error());
-  auto graph_id = (*store)->GraphForTask(*task_id, false);
+  // The graph a run of the task as it is now searches (Task::Definition).
+  auto graph_id = (*store)->GraphForTask(*task_id, false, task->Definition());
   if (!graph_id) return (void)cli.Report(graph_id.error());
   if (flags.parent != 0) {
     auto parent = NamedNode(**store, flags.parent);

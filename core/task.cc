@@ -8,7 +8,9 @@
 #include <system_error>
 #include <utility>
 
+#include "core/candidate.h"
 #include "core/expr.h"
+#include "core/hash.h"
 #include "core/task_spec.h"
 
 #ifndef KESTREL_SOURCE_DIR
@@ -80,6 +82,13 @@ std::string ToString(const Shape& shape) {
     out += dim + "=" + std::to_string(size);
   }
   return out;
+}
+
+std::string Task::Definition() const {
+  std::string text = spec_text;
+  text += '\0';
+  text += reference.text;
+  return Sha256Hex(text);
 }
 
 std::string Task::Signature() const {

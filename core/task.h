@@ -83,6 +83,12 @@ struct Task {
   std::vector<std::string> baseline_libs;
   std::string spec_text;  // task.json as read, stored with runs for re-audit
 
+  // What a measurement of this task means: the SHA-256 of task.json and the
+  // reference's source together. A graph is searched under one definition
+  // (Store::GraphForTask): an edited task (its shapes, tolerance, inputs or
+  // reference) searches a graph of its own.
+  std::string Definition() const;
+
   // The C++ declaration the entry must match, e.g.
   // "void softmax(const float* x, float* y, int64_t rows, int64_t cols)".
   std::string Signature() const;

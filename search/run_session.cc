@@ -200,8 +200,15 @@ Result<RunSummary> RunSearch(const RunConfig& config, const SearchOptions& optio
   if (!store) return Fail(store.error());
   auto task_id = (*store)->UpsertTask(prepared->task);
   if (!task_id) return Fail(task_id.error());
-  auto graph_id = (*store)->GraphForTask(*task_id, options.fresh);
+  std::int64_t other_definition = 0;
+  auto graph_id = (*store)->GraphForTask(*task_id, options.fresh, prepared->task.Definition(), &other_definition);
   if (!graph_id) return Fail(graph_id.error());
+  if (other_definition != 0) {
+    Notify(options.events.task_note,
+           fmt::format("kestrel: task {} is not as graph {} was searched (its task.json or its reference changed): "
+                       "graph {} searches it as it is now; graph {} keeps its results",
+                       prepared->task.name, other_definition, *graph_id, other_definition));
+  }
   auto lock = GraphLock::Take(options.db_path, *graph_id);
   if (!lock) return Fail(lock.error());
   if (!*lock) {

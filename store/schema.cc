@@ -334,11 +334,20 @@ CREATE TABLE strategy_journal (
 CREATE INDEX strategy_journal_by_run ON strategy_journal(run_id, id);
 )sql";
 
+// v12: the definition a graph is searched under (Task::Definition: task.json
+// and the reference together), so that an edited task searches a graph of
+// its own. A graph from before knows only the hash of its task.json as
+// last stored: 'task.json:' and that hash, taken while the task is unchanged.
+constexpr std::string_view kSchemaV12 = R"sql(
+ALTER TABLE graphs ADD COLUMN definition TEXT;
+UPDATE graphs SET definition = 'task.json:' || (SELECT t.spec_hash FROM tasks t WHERE t.id = graphs.task_id);
+)sql";
+
 // kMigrations[i] takes a file from schema v(i) to v(i+1). Append only: a
 // released step never changes.
-constexpr std::array<std::string_view, 11> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                                          kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8,
-                                                          kSchemaV9, kSchemaV10, kSchemaV11};
+constexpr std::array<std::string_view, 12> kMigrations = {kSchemaV1, kSchemaV2,  kSchemaV3,  kSchemaV4,
+                                                          kSchemaV5, kSchemaV6,  kSchemaV7,  kSchemaV8,
+                                                          kSchemaV9, kSchemaV10, kSchemaV11, kSchemaV12};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
 
 struct Header {

@@ -120,21 +120,58 @@ Result<std::int64_t> Store::UpsertTask(const Task& task) {
   return id;
 }
 
-Result<std::int64_t> Store::GraphForTask(std::int64_t task_id, bool fresh) {
+Result<std::int64_t> Store::GraphForTask(std::int64_t task_id, bool fresh, std::string_view definition,
+                                         std::int64_t* passed_over) {
   constexpr std::string_view kOp = "GraphForTask";
+  if (passed_over != nullptr) *passed_over = 0;
   auto transaction = impl_->BeginWrite(kOp);
   if (!transaction) return Fail(transaction.error());
   if (!fresh) {
-    auto newest = impl_->Prepare(kOp, "SELECT max(id) FROM graphs WHERE task_id = ?1");
-    if (!newest) return Fail(newest.error());
-    (*newest)->Bind(1, task_id);
-    auto row = (*newest)->Step();
-    if (!row) return Fail(row.error());
-    if (*row && !(*newest)->IsNull(0)) return (*newest)->Int(0);  // nothing written: the rollback is a no-op
+    // Newest first; a graph of schema v11 knows only its task.json's hash
+    // ("task.json:" and tasks.spec_hash as it was then), one made without a
+    // definition nothing.
+    auto graphs = impl_->Prepare(kOp, R"sql(
+      SELECT g.id, g.definition, g.definition IS NULL OR g.definition = 'task.json:' || t.spec_hash
+      FROM graphs g JOIN tasks t ON t.id = g.task_id WHERE g.task_id = ?1 ORDER BY g.id DESC)sql");
+    if (!graphs) return Fail(graphs.error());
+    (*graphs)->Bind(1, task_id);
+    std::optional<std::int64_t> chosen;
+    bool adopt = false;
+    for (;;) {
+      auto row = (*graphs)->Step();
+      if (!row) return Fail(row.error());
+      if (!*row) break;
+      const std::int64_t id = (*graphs)->Int(0);
+      if (definition.empty() || (*graphs)->Text(1) == definition) {
+        chosen = id;
+        break;
+      }
+      if ((*graphs)->Int(2) != 0) {
+        chosen = id;
+        adopt = true;
+        break;
+      }
+      if (passed_over != nullptr && *passed_over == 0) *passed_over = id;
+    }
+    (*graphs)->Reset();
+    if (chosen && !adopt) return *chosen;  // nothing written: the rollback is a no-op
+    if (chosen) {
+      auto adopted = impl_->Prepare(kOp, "UPDATE graphs SET definition = ?2 WHERE id = ?1");
+      if (!adopted) return Fail(adopted.error());
+      (*adopted)->Bind(1, *chosen).Bind(2, definition);
+      if (auto done = (*adopted)->Run(); !done) return Fail(done.error());
+      if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());
+      return *chosen;
+    }
   }
-  auto insert = impl_->Prepare(kOp, "INSERT INTO graphs (task_id, created_at) VALUES (?1, ?2)");
+  auto insert = impl_->Prepare(kOp, "INSERT INTO graphs (task_id, created_at, definition) VALUES (?1, ?2, ?3)");
   if (!insert) return Fail(insert.error());
   (*insert)->Bind(1, task_id).Bind(2, NowMillis());
+  if (definition.empty()) {
+    (*insert)->Bind(3, std::optional<std::string>());
+  } else {
+    (*insert)->Bind(3, definition);
+  }
   if (auto done = (*insert)->Run(); !done) return Fail(done.error());
   const std::int64_t id = impl_->LastInsertId();
   if (auto committed = transaction->Commit(); !committed) return Fail(committed.error());

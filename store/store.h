@@ -31,7 +31,7 @@ struct sqlite3;
 
 namespace kestrel {
 
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 
 class Store {
  public:
@@ -58,9 +58,15 @@ class Store {
   // The task row for task.name, inserted or updated with its current spec
   // (task.spec_text and its SHA-256). A task without a name is InvalidArgument.
   Result<std::int64_t> UpsertTask(const Task& task);
-  // The newest graph of the task, or a new one when there is none or `fresh`.
-  // An unknown task_id is NotFound.
-  Result<std::int64_t> GraphForTask(std::int64_t task_id, bool fresh);
+  // The newest graph of the task searched under `definition`
+  // (Task::Definition), or a new one when there is none or `fresh`. A graph
+  // from before definitions were kept (schema v11) is taken when its
+  // task.json is the task's current one. An empty `definition`: the newest
+  // graph, whatever its definition. `passed_over`, when given, is set to the
+  // newest graph left aside for another definition (0: none). An unknown
+  // task_id is NotFound.
+  Result<std::int64_t> GraphForTask(std::int64_t task_id, bool fresh, std::string_view definition = {},
+                                    std::int64_t* passed_over = nullptr);
   // The host row for host.Key(), inserted or refreshed with the other fields.
   Result<std::int64_t> UpsertHost(const HostInfo& host);
   // In id order.

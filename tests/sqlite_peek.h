@@ -29,6 +29,23 @@ inline std::int64_t QueryInt(const std::filesystem::path& db_path, const std::st
   return value;
 }
 
+// The same as text; "<none>" on any failure or a NULL.
+inline std::string QueryText(const std::filesystem::path& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string value = "<none>";
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 30000);
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK &&
+        sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_type(statement, 0) != SQLITE_NULL) {
+      value = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
+    }
+    sqlite3_finalize(statement);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
 // Runs `sql` on a connection of its own to the file (creating it): an
 // empty string when it succeeded, else SQLite's message.
 inline std::string ExecSql(const std::filesystem::path& db_path, const std::string& sql) {

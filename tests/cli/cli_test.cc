@@ -75,6 +75,17 @@ TEST_SUITE("cli") {
     for (const json& task : ParseJson(listed)) {
       if (task.at("name") == "triad") CHECK(task.at("shapes").size() == 1);
     }
+
+    // Edited again: the graph its results are in was searched under the
+    // other shapes, so the run searches a graph of its own (results of two
+    // definitions once shared one graph and one node's median).
+    spec["shapes"] = json::array({{{"n", 8192}}});
+    testing::WriteFile(copy / "task.json", spec.dump(2));
+    const Exec edited = workspace.Run({"run", "--task", "triad", "--max-evals", "1", "--min-time", "0.01", "--each"});
+    CHECK_MESSAGE(edited.code == 0, edited.err);
+    const std::string said = edited.out + edited.err;
+    CHECK_MESSAGE(Contains(said, "task triad is not as graph 1 was searched"), said);
+    CHECK_MESSAGE(Contains(said, "(graph 2)"), said);
   }
 
   TEST_CASE("a broken task in --tasks-dir: kestrel tasks lists it with its error, other tasks still run") {

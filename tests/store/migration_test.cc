@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "core/hash.h"
 #include "store/schema.h"
 #include "store/store.h"
 #include "tests/store/store_fixture.h"
@@ -91,7 +92,7 @@ TEST_SUITE("store") {
          "ALTER TABLE measurements DROP COLUMN purpose; DROP TABLE confirmations;"
          "ALTER TABLE measurements DROP COLUMN baseline_speedup; ALTER TABLE nodes DROP COLUMN expansions;"
          "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; DROP TABLE strategy_journal; PRAGMA user_version = 1;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; DROP TABLE strategy_journal; ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 1;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'baseline_speedup'") == 0);
     {
       auto store = Must(Store::Open(path));
@@ -130,7 +131,7 @@ TEST_SUITE("store") {
     }
     Exec(path,
          "ALTER TABLE nodes DROP COLUMN expansions; DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 3;");
+         "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 3;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     std::map<std::int64_t, std::int64_t> expansions;
@@ -154,7 +155,7 @@ TEST_SUITE("store") {
       node = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
     }
     Exec(path, "DROP INDEX nodes_by_code; ALTER TABLE nodes DROP COLUMN code_hash;"
-               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 4;");
+               "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 4;");
     CHECK(QueryInt(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'code_hash'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -183,7 +184,7 @@ TEST_SUITE("store") {
       call.prompt = "[]";
       Must(store->AddLlmCall(call));
     }
-    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 5;");
+    Exec(path, "DROP INDEX llm_calls_by_purpose; ALTER TABLE llm_calls DROP COLUMN purpose; DROP TABLE profiles; DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 5;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'profiles'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -228,7 +229,7 @@ TEST_SUITE("store") {
       seed = Must(store->AddNode(NewNodeRecord({"seed", {}, "c++", {}}, graph_id, 0, "m"), std::nullopt));
       Must(store->AddHumanAction({0, graph_id, seed, 0, HumanActionKind::kNote, "kept", "ada", 0}));
     }
-    Exec(path, "DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 7;");
+    Exec(path, "DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 7;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'review_questions'") == 1);
@@ -256,7 +257,7 @@ TEST_SUITE("store") {
       child = Must(store->AddNode(NewNodeRecord({"child", {}, "c++", {}}, graph_id, 0, "m"),
                                   EdgeRecord{seed, 0, EdgeKind::kDerive, 0, "m", 0}));
     }
-    Exec(path, "DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 6;");
+    Exec(path, "DROP TABLE human_actions; DROP TABLE review_questions; DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 6;");
     CHECK(QueryInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'human_actions'") == 0);
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
@@ -285,7 +286,7 @@ TEST_SUITE("store") {
       host_id = Must(store->UpsertHost(testing::MakeHost("old")));
       Must(store->AddCalibration(host_id, levels));
     }
-    Exec(path, "ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 9;");
+    Exec(path, "ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 9;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     const auto old = Must(store->LatestCalibration(host_id, 1));
@@ -316,7 +317,7 @@ TEST_SUITE("store") {
       run_id = NewRun(*store, "triad");
       Must(store->SaveRunState(run_id, whole));
     }
-    Exec(path, "DROP TABLE strategy_journal; PRAGMA user_version = 10;");
+    Exec(path, "DROP TABLE strategy_journal; ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 10;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(Must(store->GetRun(run_id)).state_json == whole);
@@ -345,6 +346,67 @@ TEST_SUITE("store") {
     CHECK(Must(store->StrategyJournal(run_id)).size() == 1);
   }
 
+  TEST_CASE("a v11 file's graphs keep the task.json they were searched under; an edited task searches a graph of its own") {
+    testing::TempDir dir;
+    const auto path = dir / "v11.db";
+    Task task = testing::MakeTask("triad");
+    task.reference.text = "void f() {}";
+    Task edited_early = testing::MakeTask("softmax");  // edited before the first run of this build
+    std::int64_t graph = 0, early = 0;
+    {
+      auto store = Must(Store::Open(path));
+      graph = Must(store->GraphForTask(Must(store->UpsertTask(task)), false));
+      early = Must(store->GraphForTask(Must(store->UpsertTask(edited_early)), false));
+    }
+    Exec(path, "ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 11;");
+    auto store = Must(Store::Open(path));
+    CHECK(store->SchemaVersion() == kSchemaVersion);
+    CHECK(testing::QueryText(path, "SELECT definition FROM graphs WHERE id = " + std::to_string(graph)) ==
+          "task.json:" + Sha256Hex(task.spec_text));
+
+    // The task as it was: its graph, which from then on holds the whole definition.
+    std::int64_t passed_over = -1;
+    const auto task_id = Must(store->UpsertTask(task));
+    CHECK(Must(store->GraphForTask(task_id, false, task.Definition(), &passed_over)) == graph);
+    CHECK(passed_over == 0);
+    CHECK(testing::QueryText(path, "SELECT definition FROM graphs WHERE id = " + std::to_string(graph)) ==
+          task.Definition());
+    CHECK(Must(store->GraphForTask(task_id, false, task.Definition(), &passed_over)) == graph);
+
+    // Its shapes edited: a new graph; the old one is named as passed over.
+    Task reshaped = task;
+    reshaped.spec_text = R"({"name": "triad", "entry": "f", "shapes": [{"n": 100003}]})";
+    CHECK(Must(store->UpsertTask(reshaped)) == task_id);
+    const auto second = Must(store->GraphForTask(task_id, false, reshaped.Definition(), &passed_over));
+    CHECK(second != graph);
+    CHECK(passed_over == graph);
+    CHECK(Must(store->GraphForTask(task_id, false, reshaped.Definition(), &passed_over)) == second);
+    CHECK(passed_over == 0);
+    // Only its reference edited: a graph of its own too.
+    Task rereferenced = reshaped;
+    rereferenced.reference.text = "void f() { /* another */ }";
+    const auto third = Must(store->GraphForTask(Must(store->UpsertTask(rereferenced)), false,
+                                                rereferenced.Definition(), &passed_over));
+    CHECK(third != second);
+    CHECK(third != graph);
+    CHECK(passed_over == second);
+    // Back as it was: its first graph again.
+    CHECK(Must(store->GraphForTask(Must(store->UpsertTask(task)), false, task.Definition(), &passed_over)) == graph);
+    CHECK(passed_over == third);
+    // --fresh: a new graph whatever the definition.
+    const auto fresh = Must(store->GraphForTask(task_id, true, task.Definition()));
+    CHECK(fresh > third);
+    CHECK(Must(store->GraphForTask(task_id, false, task.Definition())) == fresh);
+
+    // A task edited before this build's first run of it: its v11 graph
+    // was searched under another task.json, and is left aside.
+    edited_early.spec_text = R"({"name": "softmax", "entry": "g"})";
+    const auto softmax_id = Must(store->UpsertTask(edited_early));
+    const auto renewed = Must(store->GraphForTask(softmax_id, false, edited_early.Definition(), &passed_over));
+    CHECK(renewed != early);
+    CHECK(passed_over == early);
+  }
+
   TEST_CASE("a v8 file gets the suite tables; its runs are kept and a suite's rows go round trip") {
     testing::TempDir dir;
     const auto path = dir / "v8.db";
@@ -353,7 +415,7 @@ TEST_SUITE("store") {
       auto store = Must(Store::Open(path));
       run_id = NewRun(*store, "triad");
     }
-    Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; PRAGMA user_version = 8;");
+    Exec(path, "DROP TABLE suite_tasks; DROP TABLE suites; ALTER TABLE calibrations DROP COLUMN curve_json; DROP TABLE strategy_journal; ALTER TABLE graphs DROP COLUMN definition; PRAGMA user_version = 8;");
     auto store = Must(Store::Open(path));
     CHECK(store->SchemaVersion() == kSchemaVersion);
     CHECK(Must(store->GetRun(run_id)).task_name == "triad");
