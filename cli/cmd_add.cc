@@ -65,6 +65,12 @@ void Add(Cli& cli, const AddFlags& flags) {
     auto loaded = LoadRunConfig(flags.config_file);
     if (!loaded) return (void)cli.Report(loaded.error());
     config = *loaded;
+    if (!config.task.empty() && config.task != task->name) {
+      return (void)cli.Report(Error::InvalidArgument(fmt::format(
+          "--config {}: it is a config of task {}, not of {} (its evaluator's toolchain and flags make the node's "
+          "identity)",
+          flags.config_file, config.task, task->name)));
+    }
   }
   // The toolchain and flags a search of this config builds with: the
   // candidate's identity holds them, so a run finds the node as its own.

@@ -58,6 +58,41 @@ Result<HumanMarks> MarksOf(Store& store, const std::vector<BestRow>& rows) {
   return marks;
 }
 
+// A --task or --host that names nothing is a mistake (a typo), not "no
+// measured kernels yet": InvalidArgument. A task is known from the runs in
+// the database or from the task folders (a task not yet searched).
+Status CheckNamed(Store& store, const Cli& cli, const BestFlags& flags) {
+  if (!flags.task.empty()) {
+    auto runs = store.ListRuns();
+    if (!runs) return Fail(runs.error());
+    const bool searched =
+        std::any_of(runs->begin(), runs->end(), [&](const RunRecord& run) { return run.task_name == flags.task; });
+    if (!searched) {
+      auto folders = FindTaskFolders(cli.TaskDirs());
+      if (!folders) return Fail(folders.error());
+      const bool found = std::any_of(folders->begin(), folders->end(),
+                                     [&](const TaskFolder& folder) { return folder.name == flags.task; });
+      if (!found) {
+        return Fail(Error::InvalidArgument("--task " + flags.task +
+                                           ": no such task in the database or the task folders (`kestrel tasks` "
+                                           "lists them)"));
+      }
+    }
+  }
+  if (!flags.host.empty()) {
+    auto hosts = store.ListHosts();
+    if (!hosts) return Fail(hosts.error());
+    std::string names;
+    for (const HostRecord& host : *hosts) {
+      if (host.info.name == flags.host) return {};
+      names += (names.empty() ? "" : ", ") + host.info.name;
+    }
+    return Fail(Error::InvalidArgument("--host " + flags.host + ": no such host in the database (" +
+                                       (names.empty() ? std::string("none yet") : "its hosts: " + names) + ")"));
+  }
+  return {};
+}
+
 }  // namespace
 
 void AddBestCommand(CLI::App& app, Cli& cli) {
@@ -74,6 +109,7 @@ void AddBestCommand(CLI::App& app, Cli& cli) {
     if (flags->run > 0) {
       if (auto run = NamedRun(**store, flags->run); !run) return (void)cli.Report(run.error());
     }
+    if (auto named = CheckNamed(**store, cli, *flags); !named) return (void)cli.Report(named.error());
     BestQuery query;
     if (!flags->task.empty()) query.task = flags->task;
     if (flags->run > 0) query.run_id = flags->run;

@@ -9,19 +9,18 @@
 
 #include "core/candidate.h"
 #include "cli/cli.h"
+#include "cli/knob_choice.h"
 #include "cli/output.h"
 #include "core/json_text.h"
 
 namespace kestrel::cli {
 namespace {
 
-// Configurations of the knob space of a source: the product of value counts.
-std::int64_t KnobSpace(const std::string& source) {
+// Configurations of the knob space of a source: the product of value
+// counts (LoadTask refused a seed whose declarations cannot be read).
+double KnobSpace(const std::string& source) {
   auto knobs = ParseKnobs(source);
-  if (!knobs) return 0;
-  std::int64_t space = 1;
-  for (const auto& knob : *knobs) space *= static_cast<std::int64_t>(knob.values.size());
-  return space;
+  return knobs ? KnobSpaceOf(*knobs) : 0;
 }
 
 }  // namespace
@@ -47,7 +46,7 @@ void AddTasksCommand(CLI::App& app, Cli& cli) {
         continue;
       }
       const Task& task = *entry.task;
-      std::int64_t space = 0;
+      double space = 0;
       for (const auto& seed : task.seeds) space += KnobSpace(seed.text);
       list.push_back({{"name", task.name},
                       {"language", task.language},
@@ -55,9 +54,10 @@ void AddTasksCommand(CLI::App& app, Cli& cli) {
                       {"signature", task.Signature()},
                       {"shapes", task.shapes},
                       {"check_shapes", task.check_shapes},
-                      {"knob_configurations", space},
+                      {"knob_configurations", space < 9e15 ? nlohmann::json(static_cast<std::int64_t>(space))
+                                                           : nlohmann::json(space)},
                       {"dir", task.dir.string()}});
-      table.Add({task.name, task.language, std::to_string(task.shapes.size()), std::to_string(space), task.description});
+      table.Add({task.name, task.language, std::to_string(task.shapes.size()), KnobSpaceSize(space), task.description});
     }
     if (*json) {
       std::cout << JsonText(list, 2) << "\n";

@@ -74,7 +74,10 @@ Result<std::vector<KnobSpec>> ParseKnobs(std::string_view source) {
       return Fail(Error::InvalidArgument(where + "knob '" + knob.name + "' is declared twice"));
     }
     std::set<std::string> values;
+    // The values end at the line's end or at a comment after them
+    // (`// kestrel:knob UNROLL 1 2 4  // elements per iteration`).
     for (std::string value; words >> value;) {
+      if (value.starts_with("//")) break;
       if (!values.insert(value).second) {
         return Fail(Error::InvalidArgument(where + "knob '" + knob.name + "' lists value '" + value + "' twice"));
       }

@@ -35,6 +35,7 @@ struct Candidate {
 
 // Parses the knob declarations of a source. A malformed declaration (no
 // values, a bad name, a name declared twice) is an InvalidArgument error.
+// A declaration's values end at the line's end or at a "//" comment.
 Result<std::vector<KnobSpec>> ParseKnobs(std::string_view source);
 
 // The first value of each knob.

@@ -20,10 +20,13 @@ Result<Seconds> ParseDuration(std::string_view text) {
     while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) ++pos;
     if (pos == start) return bad("expected a number");
     double value = 0.0;
+    const std::string number(text.substr(start, pos - start));
     try {
-      value = std::stod(std::string(text.substr(start, pos - start)));
+      std::size_t used = 0;
+      value = std::stod(number, &used);
+      if (used != number.size()) return bad("'" + number + "' is not a number");
     } catch (...) {
-      return bad("not a number");
+      return bad("'" + number + "' is not a number");
     }
     const std::size_t unit_start = pos;
     while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
@@ -46,6 +49,8 @@ Result<Seconds> ParseDuration(std::string_view text) {
     }
     any = true;
   }
+  if (!(total > 0)) return bad("not longer than zero");
+  if (!std::isfinite(total)) return bad("too long");
   return Seconds(total);
 }
 
@@ -53,7 +58,9 @@ std::string FormatDuration(Seconds duration) {
   double seconds = duration.count();
   if (seconds < 60.0) {
     char buffer[32];
-    std::snprintf(buffer, sizeof(buffer), seconds < 10 ? "%.1fs" : "%.0fs", seconds);
+    // Three digits under ten seconds: a short budget saved with its run
+    // parses back (ParseDuration refuses zero), 0.04s as "0.04s", not "0.0s".
+    std::snprintf(buffer, sizeof(buffer), seconds < 10 ? "%.3gs" : "%.0fs", seconds);
     return buffer;
   }
   auto total = static_cast<long long>(std::llround(seconds));

@@ -141,6 +141,11 @@ Result<Task> LoadTask(const fs::path& dir) {
   for (std::size_t i = 0; i < task->seeds.size(); ++i) {
     const std::string field = "seeds[" + std::to_string(i) + "]";
     if (auto read = ReadSource(dir, spec_file, field, task->seeds[i]); !read) return Fail(read.error());
+    // A seed's knob declarations are read by every run; one that cannot be
+    // read makes the task unusable, so it is refused here, with the task.
+    if (auto knobs = ParseKnobs(task->seeds[i].text); !knobs) {
+      return Fail(Error::InvalidArgument((dir / task->seeds[i].name).string() + ": " + knobs.error().message()));
+    }
   }
   if (task->baseline) {
     if (auto read = ReadSource(dir, spec_file, "baseline", *task->baseline); !read) return Fail(read.error());
@@ -163,6 +168,13 @@ Result<std::vector<TaskFolder>> FindTaskFolders(const std::vector<fs::path>& dir
       return fs::equivalent(seen, dir, ignored);
     });
     if (again) continue;
+    if (d > 0 && fs::is_regular_file(dir / kSpecFile, error)) {
+      // A task folder given as a folder of task folders: it was searched
+      // for task folders inside it, found none, and the task was "unknown".
+      return Fail(Error::InvalidArgument(dir.string() + " is a task folder (it holds " + std::string(kSpecFile) +
+                                         "): --tasks-dir takes the folder above it, " +
+                                         (dir.has_filename() ? dir : dir.parent_path()).parent_path().string()));
+    }
     listed.push_back(dir);
     std::vector<fs::path> folders;
     for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {

@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
 #include <iterator>
 #include <limits>
@@ -138,6 +140,7 @@ class SpecParser {
     if (!ParseShapes(root, "shapes", /*required=*/true, dims, task.shapes)) return false;
     if (!ParseShapes(root, "check_shapes", /*required=*/false, dims, task.check_shapes)) return false;
     if (!ParseShapeRanges(root, dims, task.shape_ranges)) return false;
+    if (!CheckBufferSizes(task)) return false;
     if (!ParseTolerance(root, task.tolerance)) return false;
     if (!ParseExpr(root, "flops", dims, task.flops)) return false;
     if (!ParseExpr(root, "bytes", dims, task.bytes)) return false;
@@ -218,6 +221,11 @@ class SpecParser {
                                             " is not supported (16-bit floats are for buffers); pass an f32");
       }
       if (!GetNumber(json, field, "value", arg.value)) return false;
+      if (arg.type == ScalarType::kF32 && std::fabs(arg.value) > std::numeric_limits<float>::max()) {
+        // It was passed as inf, without a word.
+        return Bad(Join(field, "value"), "expected a number an f32 holds (at most about 3.4e38), got " +
+                                             Describe(json["value"]));
+      }
       if (!IsFloating(arg.type)) {
         const auto [lo, hi] = IntegerRange(arg.type);
         if (arg.value != std::floor(arg.value) || arg.value < lo || arg.value > hi) {
@@ -322,6 +330,41 @@ class SpecParser {
       out.push_back(std::move(shape));
     }
     return true;
+  }
+
+  // Every buffer of every shape within kMaxBufferBytes: a size past it cannot be
+  // allocated, and one past 2^63 bytes wrapped around and crashed the
+  // reference instead of being refused here.
+  bool CheckBufferSizes(const Task& task) {
+    constexpr double kMaxBufferBytes = 1ULL << 40;  // 1 TiB
+    const auto check = [&](const Shape& shape, const std::string& field) {
+      for (const ArgSpec& arg : task.args) {
+        if (!arg.IsBuffer()) continue;
+        double bytes = static_cast<double>(SizeOf(arg.type));
+        for (const std::string& dim : arg.shape) {
+          const auto it = shape.find(dim);
+          bytes *= it != shape.end() ? static_cast<double>(it->second) : std::strtod(dim.c_str(), nullptr);
+        }
+        if (bytes > kMaxBufferBytes) {
+          return Bad(field, "buffer " + arg.name + " would take " + FormatBytes(bytes) +
+                                ", more than the 1 TiB a buffer may take");
+        }
+      }
+      return true;
+    };
+    for (std::size_t i = 0; i < task.shapes.size(); ++i) {
+      if (!check(task.shapes[i], Index("shapes", i))) return false;
+    }
+    for (std::size_t i = 0; i < task.check_shapes.size(); ++i) {
+      if (!check(task.check_shapes[i], Index("check_shapes", i))) return false;
+    }
+    return true;  // a hidden shape is no larger than the largest timed one (core/hidden_shapes.h)
+  }
+
+  static std::string FormatBytes(double bytes) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.3g bytes", bytes);
+    return text;
   }
 
   // "shape_ranges": {"rows": [1, 4096], ...}: positive integers, lo <= hi.

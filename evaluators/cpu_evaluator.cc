@@ -285,17 +285,25 @@ Measurement CpuEvaluator::MeasureBuilt(const BuildResult& build, bool judge, boo
   return judge ? CheckPlausible(std::move(measured)) : measured;
 }
 
-int CpuEvaluator::FillRooflineFractions(Measurement& measured) const {
+int CpuEvaluator::FillRooflineFractions(Measurement& measured, std::vector<int>* unusable) const {
   std::lock_guard lock(calibration_mutex_);
   double log_sum = 0.0;
   int fractions = 0;
   int flagged = -1;
   measured.roofline_fraction = 0.0;
+  if (unusable != nullptr) unusable->clear();
   for (std::size_t s = 0; s < measured.shapes.size(); ++s) {
     ShapeTiming& timing = measured.shapes[s];
     timing.roofline_fraction = 0.0;
     const double bound = RooflineSeconds(calibration_, host_, task_.Flops(timing.shape), task_.Bytes(timing.shape));
     if (bound <= 0 || timing.candidate.median <= 0) continue;
+    // The reference is the task's own plain code: when it too beats the
+    // bound, the task's flops or bytes formula overstates the work (or the
+    // calibration is off), and the bound judges nothing on this shape.
+    if (timing.reference.median > 0 && bound / timing.reference.median > kImplausibleFraction) {
+      if (unusable != nullptr) unusable->push_back(static_cast<int>(s));
+      continue;
+    }
     timing.roofline_fraction = bound / timing.candidate.median;
     log_sum += std::log(timing.roofline_fraction);
     ++fractions;
@@ -306,8 +314,9 @@ int CpuEvaluator::FillRooflineFractions(Measurement& measured) const {
 }
 
 Measurement CpuEvaluator::CheckPlausible(Measurement measured) {
-  int flagged = FillRooflineFractions(measured);
-  if (flagged >= 0) {
+  std::vector<int> unusable;
+  int flagged = FillRooflineFractions(measured, &unusable);
+  if (flagged >= 0 || !unusable.empty()) {
     bool recalibrate = false;
     {
       std::lock_guard lock(calibration_mutex_);
@@ -320,9 +329,18 @@ Measurement CpuEvaluator::CheckPlausible(Measurement measured) {
           std::lock_guard lock(calibration_mutex_);
           return calibration_;
         }()));
-        flagged = FillRooflineFractions(measured);
+        flagged = FillRooflineFractions(measured, &unusable);
       }
     }
+  }
+  for (const int s : unusable) {
+    const ShapeTiming& timing = measured.shapes[static_cast<std::size_t>(s)];
+    std::lock_guard lock(calibration_mutex_);
+    const double bound = RooflineSeconds(calibration_, host_, task_.Flops(timing.shape), task_.Bytes(timing.shape));
+    measured.log += "roofline: the reference itself ran shape " + timed_shapes_[static_cast<std::size_t>(s)].label +
+                    " in " + Number(timing.reference.median * 1e6) + " us, " + Number(bound / timing.reference.median) +
+                    "x faster than this host's roofline allows: task.json's flops or bytes formula overstates the "
+                    "work, and the shape has no roofline fraction (nor a roofline check)\n";
   }
   if (flagged >= 0) {
     const ShapeTiming& timing = measured.shapes[static_cast<std::size_t>(flagged)];

@@ -129,8 +129,10 @@ class CpuEvaluator final : public Evaluator {
   // both calibrations is rejected.
   Measurement CheckPlausible(Measurement measured);
   // Roofline fractions of every shape with the current calibration; the index
-  // of the first shape above kImplausibleFraction, or -1.
-  int FillRooflineFractions(Measurement& measured) const;
+  // of the first shape above kImplausibleFraction, or -1. A shape whose
+  // reference, too, ran above it (the task's flops or bytes formula
+  // overstates the work) gets no fraction and is listed in `unusable`.
+  int FillRooflineFractions(Measurement& measured, std::vector<int>* unusable) const;
   Job MakeJob(const std::string& mode, std::vector<std::filesystem::path> libraries, bool timed_only) const;
   // The runner's command line (sandboxed in `dir`), environment and limits.
   RunnerProcess Process(const std::filesystem::path& dir) const;

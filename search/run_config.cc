@@ -1,5 +1,6 @@
 #include "search/run_config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -26,6 +27,22 @@ Status ParseStrategy(const json& object, const std::string& origin, StrategyConf
   fields.Integer("keep_factor", out.keep_factor, 1, 1'000'000);
   fields.Integer("islands", out.islands, 1, 1024);
   fields.Integer("migration_interval", out.migration_interval, 1, 1'000'000'000);
+  // Each strategy's own parameters; another's is a mistake worth a message
+  // (a "beam_width" under "random" was dropped without one).
+  const auto only = [&](std::initializer_list<const char*> keys, std::initializer_list<const char*> strategies) {
+    const bool reads = std::find(strategies.begin(), strategies.end(), out.name) != strategies.end();
+    std::string names;
+    for (const char* name : strategies) names += std::string(names.empty() ? "" : ", ") + name;
+    for (const char* key : keys) {
+      if (!reads && fields.Has(key)) {
+        fields.Fail(key, "no such parameter for strategy \"" + out.name + "\" (only for " + names + ")");
+      }
+    }
+  };
+  // ("exploration" is allowed with any: saved configs have always stated it.)
+  only({"subtree_weight"}, {"graph-ucb", "islands", "model", "portfolio"});
+  only({"beam_width", "keep_factor"}, {"beam"});
+  only({"islands", "migration_interval"}, {"islands"});
   return fields.Finish();
 }
 
@@ -194,10 +211,10 @@ Status ParseBudget(const json& object, const std::string& origin, BudgetConfig& 
   if (fields.Has("time")) {
     std::string text;
     fields.String("time", text);
-    if (!text.empty()) {
+    if (object.at("time").is_string()) {  // else String recorded the error
       auto duration = ParseDuration(text);
       if (!duration) {
-        fields.Fail("time", "a duration such as 90s, 10m, 8h or 1h30m");
+        fields.Fail("time", "a duration longer than zero, such as 90s, 10m, 8h or 1h30m");
       } else {
         out.time = *duration;
       }

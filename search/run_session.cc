@@ -180,7 +180,13 @@ Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& conf
 }
 
 Result<RunRecord> ChooseRunToResume(Store& store, std::optional<std::int64_t> run_id) {
-  if (run_id) return store.GetRun(*run_id);
+  if (run_id) {
+    auto run = store.GetRun(*run_id);
+    if (!run && run.error().IsNotFound()) {  // a user's mistake: exit 2, as for any id that names nothing
+      return Fail(Error::InvalidArgument(fmt::format("--run {}: no run {} in the database", *run_id, *run_id)));
+    }
+    return run;
+  }
   auto runs = store.ListRuns();
   if (!runs) return Fail(runs.error());
   for (const RunRecord& run : *runs) {

@@ -58,9 +58,16 @@ Result<RunSummary> Engine::Impl::Run() {
   start_ = Clock::now();
   summary_.run_id = options_.run_id;
   try {
-    if (auto status = LoadGraph(); !status) return Fail(status.error());
-    if (auto status = AddSeeds(); !status) return Fail(status.error());
-    if (auto status = RestoreState(); !status) return Fail(status.error());
+    // A run that cannot start ends as failed with the reason, not left
+    // `running` for `kestrel runs`, `resume` and `steer` to trip over.
+    Status started = LoadGraph();
+    if (started) started = AddSeeds();
+    if (started) started = RestoreState();
+    if (!started) {
+      (void)store_.FinishRun(options_.run_id, RunStatus::kFailed,
+                             ToString(StopReason::Error("could not start: " + started.error().message())));
+      return Fail(started.error());
+    }
   } catch (const InvariantError& error) {
     const std::string reason = ToString(StopReason::Error(error.what()));
     (void)store_.FinishRun(options_.run_id, RunStatus::kFailed, reason);

@@ -113,6 +113,28 @@ TEST_SUITE("cli") {
     const Exec refused = workspace.Run({"run", "--task", "broken", "--max-evals", "1", "--quiet"});
     CHECK(refused.code == 2);
     CHECK_MESSAGE(Contains(refused.err, error), refused.err);
+
+    // A seed whose knobs cannot be read: listed as broken (it was listed
+    // with 0 configurations), and its run refused before a run is made (one
+    // was made and left "running" for every try).
+    fs::copy(workspace.tasks() / "affine", workspace.tasks() / "knotted", fs::copy_options::recursive);
+    json spec = json::parse(testing::ReadFile(workspace.tasks() / "knotted" / "task.json"));
+    spec["name"] = "knotted";
+    testing::WriteFile(workspace.tasks() / "knotted" / "task.json", spec.dump(2));
+    testing::WriteFile(workspace.tasks() / "knotted" / "seed.cpp",
+                       "// kestrel:knob A 1 2\n// kestrel:knob A 3\n" +
+                           testing::ReadFile(workspace.tasks() / "affine" / "seed.cpp"));
+    const Exec knotted_list = workspace.Run({"tasks"});
+    CHECK(knotted_list.code == 2);
+    CHECK_MESSAGE(Contains(knotted_list.out, "broken: " + (workspace.tasks() / "knotted" / "seed.cpp").string() +
+                                                 ": line 2: knob 'A' is declared twice"),
+                  knotted_list.out);
+    const Exec knotted = workspace.Run({"run", "--task", "knotted", "--max-evals", "1", "--quiet"});
+    CHECK(knotted.code == 2);
+    CHECK_MESSAGE(Contains(knotted.err, "declared twice"), knotted.err);
+    const Exec runs = workspace.Run({"runs", "--json"});
+    REQUIRE_MESSAGE(runs.code == 0, runs.err);
+    for (const json& listed_run : ParseJson(runs)) CHECK(listed_run.at("status") != "running");
   }
 
   TEST_CASE("kestrel eval judges one file: measured, wrong, build_failed, crashed, timed_out") {
@@ -461,6 +483,52 @@ void axpy(const float* x, float* y, int64_t n) {
         CHECK(missing.code == 2);
         CHECK(Contains(missing.err, "no run 999"));
       }
+    }
+    SUBCASE("a --task or --host of best that names nothing; a known task with no kernels is no mistake") {
+      const Exec task = workspace.Run({"best", "--task", "no_such_task"});
+      CHECK(task.code == 2);
+      CHECK_MESSAGE(Contains(task.err, "--task no_such_task: no such task"), task.err);
+      const Exec host = workspace.Run({"best", "--host", "no_such_host", "--json"});
+      CHECK(host.code == 2);
+      CHECK_MESSAGE(Contains(host.err, "--host no_such_host: no such host"), host.err);
+      const Exec unsearched = workspace.Run({"best", "--task", "affine_wide"});  // a task folder, not yet searched
+      CHECK_MESSAGE(unsearched.code == 0, unsearched.err);
+    }
+    SUBCASE("resume of a run that does not exist") {
+      const Exec resume = workspace.Run({"resume", "--run", "999", "--quiet"});
+      CHECK(resume.code == 2);
+      CHECK_MESSAGE(Contains(resume.err, "no run 999"), resume.err);
+    }
+    SUBCASE("a duration that is not one, or zero") {
+      for (const char* time : {"1.2.3s", "0s", ""}) {
+        CAPTURE(time);
+        const Exec run = workspace.Run({"run", "--task", "affine", "--time", time, "--quiet"});
+        if (std::string(time).empty()) continue;  // an empty flag is no flag
+        CHECK(run.code == 2);
+        CHECK_MESSAGE(Contains(run.err, "--time"), run.err);
+      }
+    }
+    SUBCASE("kestrel add with the config of another task") {
+      const fs::path other = workspace.path() / "other.json";
+      testing::WriteFile(other, R"({"task": "affine_wide"})");
+      const Exec add = workspace.Run(
+          {"add", "affine", (workspace.tasks() / "affine" / "seed.cpp").string(), "--config", other.string()});
+      CHECK(add.code == 2);
+      CHECK_MESSAGE(Contains(add.err, "it is a config of task affine_wide, not of affine"), add.err);
+    }
+    SUBCASE("a knob given twice, or a sweep too large to evaluate") {
+      const fs::path seed = workspace.tasks() / "affine" / "seed.cpp";
+      const Exec twice = workspace.Run({"eval", "affine", seed.string(), "--knob", "UNROLL=2", "--knob", "UNROLL=4"});
+      CHECK(twice.code == 2);
+      CHECK_MESSAGE(Contains(twice.err, "UNROLL is given twice"), twice.err);
+      std::string knobs;
+      for (int k = 0; k < 20; ++k) knobs += "// kestrel:knob K" + std::to_string(k) + " 0 1 2 3 4 5 6 7 8 9\n";
+      const fs::path huge = workspace.path() / "huge.cpp";
+      testing::WriteFile(huge, knobs + testing::ReadFile(seed));
+      const Exec sweep = workspace.Run({"eval", "affine", huge.string(), "--sweep", "--fingerprints-only"});
+      CHECK(sweep.code == 2);
+      CHECK_MESSAGE(Contains(sweep.err, "6e+20 combinations"), sweep.err);  // with UNROLL and REVERSE
+      CHECK_MESSAGE(Contains(sweep.err, "--knob NAME=VALUE"), sweep.err);
     }
     SUBCASE("a read command without a database") {
       const fs::path nowhere = workspace.path() / "missing.db";

@@ -50,6 +50,13 @@ TEST_SUITE("candidate") {
     CHECK((*knobs)[0].name == "A");
     CHECK((*knobs)[0].values == std::vector<std::string>{"x", "y"});
     CHECK(ParseKnobs("void f() {}\n")->empty());
+    // The values end at a comment after them (they were once values too).
+    auto commented = ParseKnobs("// kestrel:knob UNROLL 1 2 4 8 16  // elements per iteration\n// kestrel:knob B 1 //x\n");
+    REQUIRE(commented.has_value());
+    REQUIRE(commented->size() == 2);
+    CHECK((*commented)[0].values == std::vector<std::string>{"1", "2", "4", "8", "16"});
+    CHECK((*commented)[1].values == std::vector<std::string>{"1"});
+    CHECK(ParseError("// kestrel:knob A // none\n").find("no values") != std::string::npos);
   }
 
   TEST_CASE("ParseKnobs refuses malformed declarations with the line") {

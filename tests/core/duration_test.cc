@@ -29,7 +29,8 @@ TEST_SUITE("duration") {
   }
 
   TEST_CASE("bad input is refused with the expected forms") {
-    for (const char* text : {"", "abc", "10x", "-5s", "1h30", "h", "5 s"}) {
+    // "1.2.3s" once read as 1.2s; a total of zero is no budget.
+    for (const char* text : {"", "abc", "10x", "-5s", "1h30", "h", "5 s", "1.2.3s", "1..5m", ".", "0s", "0", "0m0s", "0.0s"}) {
       CAPTURE(text);
       const auto duration = ParseDuration(text);
       REQUIRE(!duration.has_value());
@@ -46,7 +47,7 @@ TEST_SUITE("duration") {
   }
 
   TEST_CASE("format and parse round-trip") {
-    for (double seconds : {5400.0, 600.0, 28800.0, 3723.0 - 3.0}) {
+    for (double seconds : {5400.0, 600.0, 28800.0, 3723.0 - 3.0, 0.04, 2.5, 0.5}) {
       CAPTURE(seconds);
       CHECK(Parse(FormatDuration(Seconds(seconds))) == seconds);
     }

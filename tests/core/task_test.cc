@@ -7,6 +7,8 @@
 
 #include <doctest.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -448,6 +450,10 @@ TEST_SUITE("task") {
       broken([](Json& s) { s["args"].push_back({{"name", "k"}, {"role", "scalar"}, {"type", "i32"}, {"value", 1.5}}); },
              "args[4].value: expected an integer that fits i32", "1.5");
     }
+    SUBCASE("f32 scalar beyond what an f32 holds (it was passed as inf)") {
+      broken([](Json& s) { s["args"].push_back({{"name", "a"}, {"role", "scalar"}, {"type", "f32"}, {"value", 1e300}}); },
+             "args[4].value: expected a number an f32 holds", "1e+300");
+    }
     SUBCASE("value on a buffer") {
       broken([](Json& s) { s["args"][0]["value"] = 1; }, "args[0].value: not allowed for role input", "only scalar");
     }
@@ -493,6 +499,11 @@ TEST_SUITE("task") {
     SUBCASE("shapes missing") { broken([](Json& s) { s.erase("shapes"); }, "shapes: missing", "{dim: size}"); }
     SUBCASE("shapes empty") { broken([](Json& s) { s["shapes"] = Json::array(); }, "shapes: expected a non-empty array", ""); }
     SUBCASE("shape not an object") { broken([](Json& s) { s["shapes"][1] = 64; }, "shapes[1]: expected an object", "got 64"); }
+    SUBCASE("a shape whose buffer no machine holds (its byte count wrapped past 2^63, and the reference crashed)") {
+      broken([](Json& s) { s["shapes"][1]["rows"] = std::numeric_limits<std::int64_t>::max(); },
+             "shapes[1]: buffer x would take", "more than the 1 TiB");
+      broken([](Json& s) { s["check_shapes"][0]["cols"] = std::int64_t{1} << 40; }, "check_shapes[0]: buffer x", "1 TiB");
+    }
     SUBCASE("shape misses a dim") { broken([](Json& s) { s["shapes"][1].erase("cols"); }, "shapes[1].cols: missing", "positive"); }
     SUBCASE("shape with an unknown dim") {
       broken([](Json& s) { s["shapes"][0]["colz"] = 4; }, "shapes[0].colz: unknown dim", "rows");
@@ -594,6 +605,28 @@ TEST_SUITE("task") {
     CHECK(Contains(task.error().message(), (temp.path() / "task.json").string()));
   }
 
+  TEST_CASE("a seed whose knob declarations cannot be read is refused with the task, naming the seed and the line") {
+    // Once listed as healthy with 0 configurations, and every run of it
+    // failed after creating its run.
+    TempDir temp;
+    WriteTask(temp / "t", ValidSpec().dump());
+    WriteFile(temp / "t" / "seed.cpp", "// kestrel:knob A 1 2\n// kestrel:knob A 3\nvoid f() {}\n");
+    auto task = LoadTask(temp / "t");
+    REQUIRE(!task.has_value());
+    CHECK(task.error().IsInvalidArgument());
+    CHECK(Contains(task.error().message(), (temp / "t" / "seed.cpp").string()));
+    CHECK(Contains(task.error().message(), "line 2"));
+    CHECK(Contains(task.error().message(), "declared twice"));
+    // A comment after the values is no value.
+    WriteFile(temp / "t" / "seed.cpp", "// kestrel:knob UNROLL 1 2 4  // elements per iteration\nvoid f() {}\n");
+    auto commented = LoadTask(temp / "t");
+    REQUIRE_MESSAGE(commented.has_value(), testing::ErrorOf(commented));
+    auto knobs = ParseKnobs(commented->seeds[0].text);
+    REQUIRE(knobs.has_value());
+    REQUIRE(knobs->size() == 1);
+    CHECK((*knobs)[0].values == std::vector<std::string>{"1", "2", "4"});
+  }
+
   TEST_CASE("the folder name is read from paths with a trailing slash") {
     TempDir temp;
     WriteTask(temp / "t", ValidSpec().dump());
@@ -625,6 +658,14 @@ TEST_SUITE("task") {
       auto found = FindTask("t", {testing::TasksDir(), extra});
       REQUIRE(found.has_value());
       CHECK(found->dir == extra / "t");
+    }
+    SUBCASE("a task folder given as a folder of tasks is refused, naming the folder to give") {
+      // It was searched for task folders, none found, and the task "unknown".
+      auto found = FindTask("t", {testing::TasksDir(), extra / "t"});
+      REQUIRE(!found.has_value());
+      CHECK(found.error().IsInvalidArgument());
+      CHECK(Contains(found.error().message(), (extra / "t").string() + " is a task folder"));
+      CHECK(Contains(found.error().message(), "takes the folder above it, " + extra.string()));
     }
     SUBCASE("an unknown name lists the known ones") {
       auto found = FindTask("softmx", {testing::TasksDir(), extra});

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,23 @@ TEST_SUITE("calibration") {
     const Result<Calibration> calibration = (*evaluator)->Calibrate();
     REQUIRE_MESSAGE(calibration.has_value(), testing::ErrorOf(calibration));
     const Candidate seed{task->seeds[0].text, {}, (*evaluator)->Toolchain(), (*evaluator)->Flags()};
+    // The seed's fastest configuration (the demo's best, about 14x the
+    // reference): a roofline lowered between its time and the reference's
+    // is one that only it beats.
+    const Candidate fast{task->seeds[0].text,
+                         {{"ACC", "32"}, {"ACC_DOUBLE", "0"}, {"EXP", "1"}, {"STORE_EXP", "1"}},
+                         (*evaluator)->Toolchain(),
+                         (*evaluator)->Flags()};
+    const auto lowered = [&](double factor) {
+      Calibration slow = *calibration;
+      slow.peak_gflops /= factor;
+      slow.l1_gbps /= factor;
+      slow.l2_gbps /= factor;
+      slow.l3_gbps /= factor;
+      slow.dram_gbps /= factor;
+      for (BandwidthPoint& point : slow.curve) point.gbps /= factor;
+      return slow;
+    };
 
     // Three parts in turn on one evaluator, not subcases: doctest runs the
     // body again for each subcase, and each run made the evaluator anew,
@@ -169,28 +187,52 @@ TEST_SUITE("calibration") {
     }
     {
       INFO("a roofline too low is measured again once; below both, the kernel is implausible");
-      Calibration slow = *calibration;
-      slow.peak_gflops /= 1000;
-      slow.l1_gbps /= 1000;
-      slow.l2_gbps /= 1000;
-      slow.l3_gbps /= 1000;
-      slow.dram_gbps /= 1000;
-      for (BandwidthPoint& point : slow.curve) point.gbps /= 1000;
+      (*evaluator)->SetCalibration(*calibration);
+      const Measurement real = (*evaluator)->Evaluate(fast);
+      INFO(ToString(real.outcome) << ": " << real.reason);
+      REQUIRE(real.outcome == Outcome::kMeasured);
+      // A factor that lifts every shape's candidate fraction over
+      // kImplausibleFraction and leaves every reference's under it (the
+      // reference's fraction: the candidate's over the shape's speedup).
+      double least_candidate = 1e300, most_reference = 0;
+      for (const ShapeTiming& shape : real.shapes) {
+        REQUIRE(shape.roofline_fraction > 0);
+        least_candidate = std::min(least_candidate, shape.roofline_fraction);
+        most_reference = std::max(most_reference, shape.roofline_fraction / shape.speedup);
+      }
+      CAPTURE(least_candidate);
+      CAPTURE(most_reference);
+      REQUIRE(least_candidate > 2 * most_reference);
+      const double factor = kImplausibleFraction / std::sqrt(least_candidate * most_reference);
       // The first flag calibrates the host again: a stale, low calibration
       // (taken on a busy machine) does not reject an honest kernel.
-      (*evaluator)->SetCalibration(slow);
-      const Measurement first = (*evaluator)->Evaluate(seed);
+      (*evaluator)->SetCalibration(lowered(factor));
+      const Measurement first = (*evaluator)->Evaluate(fast);
       INFO(ToString(first.outcome) << ": " << first.reason);
       CHECK(first.outcome == Outcome::kMeasured);
       CHECK(first.roofline_fraction > 0);
       CHECK(first.roofline_fraction <= kImplausibleFraction);
       // Only once per evaluator: a time below the roofline now stays flagged.
-      (*evaluator)->SetCalibration(slow);
-      const Measurement m = (*evaluator)->Evaluate(seed);
+      (*evaluator)->SetCalibration(lowered(factor));
+      const Measurement m = (*evaluator)->Evaluate(fast);
+      INFO(m.log);
       CHECK(m.outcome == Outcome::kRejected);
       CHECK(m.reason.find("implausible") != std::string::npos);
       CHECK(m.reason.find("roofline") != std::string::npos);
       for (const ShapeTiming& shape : m.shapes) CHECK(shape.roofline_fraction > kImplausibleFraction);
+    }
+    {
+      INFO("a roofline that the reference itself beats (a formula that overstates the work) judges nothing");
+      // A task whose flops or bytes formula is 1000 times too high looks to
+      // the evaluator as this roofline does: every kernel, the reference
+      // too, beats it. Measured, without a roofline fraction; the log says why.
+      (*evaluator)->SetCalibration(lowered(1000));
+      const Measurement m = (*evaluator)->Evaluate(seed);
+      INFO(ToString(m.outcome) << ": " << m.reason << "\n" << m.log);
+      CHECK(m.outcome == Outcome::kMeasured);
+      CHECK(m.roofline_fraction == 0);
+      for (const ShapeTiming& shape : m.shapes) CHECK(shape.roofline_fraction == 0);
+      CHECK(m.log.find("formula overstates the work") != std::string::npos);
     }
     {
       INFO("a speedup above the cap is rejected");

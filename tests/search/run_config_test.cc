@@ -358,6 +358,9 @@ TEST_SUITE("run_config") {
         {"impossible value", With("/parallel/compile_jobs", 0), "parallel.compile_jobs"},
         {"negative exploration", With("/strategy/exploration", -1.0), "strategy.exploration"},
         {"bad duration", With("/budget/time", "10 minutes"), "budget.time"},
+        {"empty duration (once ignored)", With("/budget/time", ""), "budget.time"},
+        {"a number that is none (once read as 1.2s)", With("/budget/time", "1.2.3s"), "budget.time"},
+        {"a zero duration", With("/budget/time", "0s"), "budget.time"},
         {"unknown strategy", With("/strategy/name", "simulated-annealing"), "strategy.name"},
         {"empty mutators", empty_mutators, "mutators"},
         {"mutator without kind", kindless, "mutators[0].kind"},
@@ -410,16 +413,23 @@ TEST_SUITE("run_config") {
     CHECK(defaults.strategy.islands == 4);
     CHECK(defaults.strategy.migration_interval == 10);
     auto config = ParseRunConfig(With("/strategy", json::parse(R"({"name": "beam", "exploration": 0.5,
-        "subtree_weight": 0.25, "beam_width": 6, "keep_factor": 3, "islands": 5, "migration_interval": 7})")),
+        "beam_width": 6, "keep_factor": 3})")),
                                  "run.json");
     REQUIRE_MESSAGE(config.has_value(), testing::ErrorOf(config));
     CHECK(config->strategy.name == "beam");
     CHECK(config->strategy.exploration == doctest::Approx(0.5));
-    CHECK(config->strategy.subtree_weight == doctest::Approx(0.25));
     CHECK(config->strategy.beam_width == 6);
     CHECK(config->strategy.keep_factor == 3);
-    CHECK(config->strategy.islands == 5);
-    CHECK(config->strategy.migration_interval == 7);
+    auto archipelago = ParseRunConfig(With("/strategy", json::parse(R"({"name": "islands", "subtree_weight": 0.25,
+        "islands": 5, "migration_interval": 7})")),
+                                      "run.json");
+    REQUIRE_MESSAGE(archipelago.has_value(), testing::ErrorOf(archipelago));
+    CHECK(archipelago->strategy.subtree_weight == doctest::Approx(0.25));
+    CHECK(archipelago->strategy.islands == 5);
+    CHECK(archipelago->strategy.migration_interval == 7);
+    config->strategy.subtree_weight = 0.25;
+    config->strategy.islands = 5;
+    config->strategy.migration_interval = 7;
     for (const char* name : {"graph-ucb", "beam", "greedy", "islands", "random", "model", "portfolio"}) {
       CAPTURE(name);
       RunConfig original = *config;
@@ -463,6 +473,30 @@ TEST_SUITE("run_config") {
       CHECK(message.find("runs/bad.json") != std::string::npos);
       CHECK(message.find(std::string(bad.field) + ":") != std::string::npos);
     }
+    // Another strategy's parameter: once dropped without a word.
+    const struct {
+      const char* strategy;
+      const char* field;
+      const char* readers;
+    } foreign[] = {{"random", "beam_width", "only for beam"},
+                   {"greedy", "keep_factor", "only for beam"},
+                   {"graph-ucb", "islands", "only for islands"},
+                   {"model", "migration_interval", "only for islands"},
+                   {"beam", "subtree_weight", "only for graph-ucb, islands, model, portfolio"}};
+    for (const auto& [strategy, field, readers] : foreign) {
+      CAPTURE(strategy);
+      CAPTURE(field);
+      json document = With("/strategy/name", strategy);
+      document["strategy"][field] = 1;
+      const std::string message = RefusalOf(document);
+      CAPTURE(message);
+      CHECK(message.find(std::string("strategy.") + field + ":") != std::string::npos);
+      CHECK(message.find(readers) != std::string::npos);
+    }
+    // "exploration" is taken with any strategy: every saved config states it.
+    json explored = With("/strategy/name", "random");
+    explored["strategy"]["exploration"] = 2.0;
+    CHECK(ParseRunConfig(explored, "run.json").has_value());
     const std::string unknown = RefusalOf(With("/strategy/name", "annealing"));
     for (const char* name : {"graph-ucb", "beam", "greedy", "islands", "random", "model", "portfolio"}) {
       CHECK(unknown.find(name) != std::string::npos);
