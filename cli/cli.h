@@ -19,6 +19,12 @@ struct SearchOptions;
 
 namespace kestrel::cli {
 
+// Numbers on the command line, refused in plain words: CLI::PositiveNumber
+// and NonNegativeNumber print their range up to DBL_MAX in 300 digits.
+CLI::Validator AboveZero();
+CLI::Validator ZeroOrMore();
+
+
 // Options every subcommand shares.
 struct Cli {
   std::string db;                        // --db, default $KESTREL_DB or ./kestrel.db

@@ -132,7 +132,7 @@ void AddAddCommand(CLI::App& app, Cli& cli) {
   CLI::App* add = app.add_subcommand("add", "a person's candidate joins a task's graph (under a parent, or as a root)");
   add->add_option("task", flags->task, "the task's name")->required();
   add->add_option("file", flags->file, "the kernel source file")->required()->check(CLI::ExistingFile);
-  add->add_option("--parent", flags->parent, "the node it derives from (a `human` edge)")->check(CLI::PositiveNumber);
+  add->add_option("--parent", flags->parent, "the node it derives from (a `human` edge)")->check(AboveZero());
   add->add_option("--knob", flags->knobs, "NAME=VALUE for a knob the file declares (default: its first value)");
   add->add_option("--config", flags->config_file, "the run config whose evaluator builds it (its toolchain and flags)");
   add->add_flag("--eval", flags->eval, "evaluate it now (as `kestrel eval`) and record the result on the node");

@@ -99,9 +99,9 @@ void AddBestCommand(CLI::App& app, Cli& cli) {
   auto flags = std::make_shared<BestFlags>();
   CLI::App* best = app.add_subcommand("best", "the best verified kernels, ranked by median speedup");
   best->add_option("--task", flags->task, "only this task");
-  best->add_option("--run", flags->run, "only nodes of this run")->check(CLI::PositiveNumber);
+  best->add_option("--run", flags->run, "only nodes of this run")->check(AboveZero());
   best->add_option("--host", flags->host, "only measurements taken on this host");
-  best->add_option("--top", flags->top, "how many (default 10)")->check(CLI::PositiveNumber);
+  best->add_option("--top", flags->top, "how many (default 10)")->check(AboveZero());
   best->add_flag("--json", flags->json, "print one JSON document");
   best->callback([flags, &cli] {
     auto store = cli.OpenForReading();

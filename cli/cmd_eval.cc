@@ -116,7 +116,7 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
   eval->add_option("file", flags->file, "the kernel source file")->required()->check(CLI::ExistingFile);
   eval->add_option("--knob", flags->knobs, "NAME=VALUE for a knob the file declares (default: its first value)");
   eval->add_option("--config", flags->config_file, "take the evaluator settings from this run config");
-  eval->add_option("--min-time", flags->min_time, "seconds of timing per shape and kernel")->check(CLI::NonNegativeNumber);
+  eval->add_option("--min-time", flags->min_time, "seconds of timing per shape and kernel")->check(ZeroOrMore());
   eval->add_flag("--json", flags->json, "print one JSON document");
   eval->add_flag("--samples", flags->samples, "include the raw timing samples in --json output");
   eval->add_flag("--sweep", flags->sweep,
@@ -124,11 +124,11 @@ void AddEvalCommand(CLI::App& app, Cli& cli) {
                  "printing one --json document per line");
   eval->add_flag("--fingerprints-only", flags->fingerprints_only,
                  "build only, and print each configuration's code hash and which earlier one has the same code");
-  eval->add_option("--jobs", flags->jobs, "with --fingerprints-only: builds at once (default 2)")->check(CLI::PositiveNumber);
+  eval->add_option("--jobs", flags->jobs, "with --fingerprints-only: builds at once (default 2)")->check(AboveZero());
   eval->add_option("--repeat", flags->repeat,
                    "evaluate each configuration this many times with one evaluator, as a search measures a "
                    "candidate again (default 1); more than 1 prints one --json document per line")
-      ->check(CLI::PositiveNumber);
+      ->check(AboveZero());
   eval->callback([flags, &cli] {
     auto task = FindTask(flags->task, cli.TaskDirs(), &std::cerr);
     if (!task) return (void)cli.Report(task.error().IsNotFound() ? Error::InvalidArgument(task.error().message()) : task.error());

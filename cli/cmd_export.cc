@@ -13,7 +13,7 @@ void AddExportCommand(CLI::App& app, Cli& cli) {
   auto node_id = std::make_shared<std::int64_t>(0);
   auto output = std::make_shared<std::string>();
   CLI::App* exp = app.add_subcommand("export", "write a node's final source (knob values substituted)");
-  exp->add_option("node", *node_id, "the node's id")->required()->check(CLI::PositiveNumber);
+  exp->add_option("node", *node_id, "the node's id")->required()->check(AboveZero());
   exp->add_option("-o,--output", *output, "the file to write (default: standard output)");
   exp->callback([node_id, output, &cli] {
     auto store = cli.OpenForReading();

@@ -54,7 +54,7 @@ Status WriteSvg(const std::string& dot, const std::string& output) {
 void AddGraphCommand(CLI::App& app, Cli& cli) {
   auto flags = std::make_shared<GraphFlags>();
   CLI::App* graph = app.add_subcommand("graph", "the search graph for Graphviz (DOT or SVG)");
-  graph->add_option("--run", flags->run, "the graph of this run (default: the newest run)")->check(CLI::PositiveNumber);
+  graph->add_option("--run", flags->run, "the graph of this run (default: the newest run)")->check(AboveZero());
   graph->add_option("--task", flags->task, "the graph of this task's newest run");
   graph->add_option("--format", flags->format, "dot (default) or svg")->check(CLI::IsMember({"dot", "svg"}));
   graph->add_option("-o,--output", flags->output, "the file to write (default: standard output)");

@@ -83,7 +83,7 @@ void AddNodeAction(CLI::App& app, Cli& cli, const std::string& name, const std::
                    HumanActionKind kind, HumanActionKind undo) {
   auto flags = std::make_shared<ActionFlags>();
   CLI::App* command = app.add_subcommand(name, help);
-  command->add_option("node", flags->node, "the node's id")->required()->check(CLI::PositiveNumber);
+  command->add_option("node", flags->node, "the node's id")->required()->check(AboveZero());
   command->add_flag("--undo", flags->undo, "lift it");
   AddAuthorFlag(*command, flags->author);
   command->callback([flags, &cli, kind, undo] { ActOnNode(cli, *flags, flags->undo ? undo : kind, ""); });
@@ -94,7 +94,7 @@ void AddNodeAction(CLI::App& app, Cli& cli, const std::string& name, const std::
 void AddHumanCommands(CLI::App& app, Cli& cli) {
   auto note = std::make_shared<ActionFlags>();
   CLI::App* note_command = app.add_subcommand("note", "a note on a node (shown by show; the LLM sees the notes of a parent's lineage)");
-  note_command->add_option("node", note->node, "the node's id")->required()->check(CLI::PositiveNumber);
+  note_command->add_option("node", note->node, "the node's id")->required()->check(AboveZero());
   note_command->add_option("text", note->text, "the note")->required();
   AddAuthorFlag(*note_command, note->author);
   note_command->callback([note, &cli] {
@@ -106,7 +106,7 @@ void AddHumanCommands(CLI::App& app, Cli& cli) {
 
   auto label = std::make_shared<ActionFlags>();
   CLI::App* label_command = app.add_subcommand("label", "label a node (" + LabelWords() + "); it replaces its label");
-  label_command->add_option("node", label->node, "the node's id")->required()->check(CLI::PositiveNumber);
+  label_command->add_option("node", label->node, "the node's id")->required()->check(AboveZero());
   label_command->add_option("word", label->text, LabelWords())->required();
   AddAuthorFlag(*label_command, label->author);
   label_command->callback([label, &cli] {
@@ -126,7 +126,7 @@ void AddHumanCommands(CLI::App& app, Cli& cli) {
   CLI::App* steer_command =
       app.add_subcommand("steer", "a standing instruction for a run's LLM prompts; a running search picks it up");
   steer_command->add_option("text", steer->text, "the instruction, e.g. \"use AVX-512\"");
-  steer_command->add_option("--run", steer->run, "the run (default: the one running, else the newest)")->check(CLI::PositiveNumber);
+  steer_command->add_option("--run", steer->run, "the run (default: the one running, else the newest)")->check(AboveZero());
   steer_command->add_flag("--clear", *clear, "drop the run's standing instructions");
   AddAuthorFlag(*steer_command, steer->author);
   steer_command->callback([steer, clear, &cli] {

@@ -18,7 +18,7 @@ void AddLineageCommand(CLI::App& app, Cli& cli) {
   auto node_id = std::make_shared<std::int64_t>(0);
   auto json = std::make_shared<bool>(false);
   CLI::App* lineage = app.add_subcommand("lineage", "the path from a seed to a node, step by step");
-  lineage->add_option("node", *node_id, "the node's id")->required()->check(CLI::PositiveNumber);
+  lineage->add_option("node", *node_id, "the node's id")->required()->check(AboveZero());
   lineage->add_flag("--json", *json, "print one JSON document");
   lineage->callback([node_id, json, &cli] {
     auto store = cli.OpenForReading();

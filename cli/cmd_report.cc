@@ -25,8 +25,8 @@ void AddReportCommand(CLI::App& app, Cli& cli) {
   auto flags = std::make_shared<ReportFlags>();
   CLI::App* report = app.add_subcommand("report", "one self-contained HTML report: runs, progress, roofline, graph, nodes");
   report->add_option("--task", flags->task, "the graph of this task's newest run, with all its runs");
-  report->add_option("--run", flags->run, "only this run (default: the newest run's graph)")->check(CLI::PositiveNumber);
-  report->add_option("--top", flags->top, "top candidates listed (default 10)")->check(CLI::PositiveNumber);
+  report->add_option("--run", flags->run, "only this run (default: the newest run's graph)")->check(AboveZero());
+  report->add_option("--top", flags->top, "top candidates listed (default 10)")->check(AboveZero());
   report->add_option("-o,--output", flags->output, "the HTML file to write, - for standard output")->required();
   report->callback([flags, &cli] {
     auto store = cli.OpenForReading();

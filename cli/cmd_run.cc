@@ -69,10 +69,10 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
   run->add_option("--task", flags->task, "the task to search");
   run->add_option("--time", flags->time, "wall-time budget: 90s, 10m, 8h, 1h30m (default 10m without other budget)");
   run->add_option("--strategy", flags->strategy, "model (default), portfolio, graph-ucb, beam, greedy, islands or random");
-  run->add_option("--max-evals", flags->max_evals, "evaluation budget")->check(CLI::PositiveNumber);
-  run->add_option("--plateau", flags->plateau, "stop after N evaluations without a new best")->check(CLI::PositiveNumber);
-  run->add_option("--seed", flags->seed, "seed of the search's random choices and of the inputs")->check(CLI::NonNegativeNumber);
-  run->add_option("--min-time", flags->min_time, "seconds of timing per shape and kernel (default 0.5)")->check(CLI::NonNegativeNumber);
+  run->add_option("--max-evals", flags->max_evals, "evaluation budget")->check(AboveZero());
+  run->add_option("--plateau", flags->plateau, "stop after N evaluations without a new best")->check(AboveZero());
+  run->add_option("--seed", flags->seed, "seed of the search's random choices and of the inputs")->check(ZeroOrMore());
+  run->add_option("--min-time", flags->min_time, "seconds of timing per shape and kernel (default 0.5)")->check(ZeroOrMore());
   run->add_flag("--fresh", flags->fresh, "start a separate graph instead of continuing the task's graph");
   AddProgressFlags(*run, flags->progress);
   run->add_flag("--json", flags->json, "print the run's summary as JSON");

@@ -115,7 +115,7 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
   auto prompt = std::make_shared<bool>(false);
   auto profile = std::make_shared<bool>(false);
   CLI::App* show = app.add_subcommand("show", "one node: source, knobs, status, measurements, logs");
-  show->add_option("node", *node_id, "the node's id")->required()->check(CLI::PositiveNumber);
+  show->add_option("node", *node_id, "the node's id")->required()->check(AboveZero());
   show->add_flag("--json", *json, "print one JSON document");
   show->add_flag("--prompt", *prompt, "the LLM exchange (prompts and replies) that produced the node");
   show->add_flag("--profile", *profile, "the node's latest profile: its digest (with --json: the stored profile)");

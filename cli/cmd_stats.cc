@@ -42,7 +42,7 @@ Result<std::vector<DirectionStats>> StatsOf(Store& store, const std::set<std::in
 void AddStatsCommand(CLI::App& app, Cli& cli) {
   auto flags = std::make_shared<StatsFlags>();
   CLI::App* stats = app.add_subcommand("stats", "what each mutation direction achieved: tries, successes, failures, mean gain");
-  stats->add_option("--run", flags->run, "only the children this run made")->check(CLI::PositiveNumber);
+  stats->add_option("--run", flags->run, "only the children this run made")->check(AboveZero());
   stats->add_flag("--json", flags->json, "print one JSON document");
   stats->callback([flags, &cli] {
     auto store = cli.OpenForReading();

@@ -104,10 +104,10 @@ void AddSuiteRun(CLI::App& suite, Cli& cli) {
   run->add_option("--tasks", flags->tasks, "these tasks (comma-separated)")->delimiter(',');
   auto* time = run->add_option("--time-per-task", flags->time_per_task, "each task's time budget: 90s, 3m, 1h");
   run->add_option("--evals-per-task", flags->evals_per_task, "each task's evaluation budget")
-      ->check(CLI::PositiveNumber)
+      ->check(AboveZero())
       ->excludes(time);
   run->add_option("--min-time", flags->min_time, "seconds of timing per shape and kernel (default 0.5)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ZeroOrMore());
   AddProgressFlags(*run, flags->progress);
   run->callback([flags, &cli] {
     auto config = BuildConfig(*flags);
@@ -121,7 +121,7 @@ void AddSuiteRun(CLI::App& suite, Cli& cli) {
 void AddSuiteResume(CLI::App& suite, Cli& cli) {
   auto flags = std::make_shared<SuiteFlags>();
   CLI::App* resume = suite.add_subcommand("resume", "continue an interrupted suite (default: the newest)");
-  resume->add_option("--suite", flags->suite, "the suite to continue")->check(CLI::PositiveNumber);
+  resume->add_option("--suite", flags->suite, "the suite to continue")->check(AboveZero());
   AddProgressFlags(*resume, flags->progress);
   resume->callback([flags, &cli] {
     if (!std::filesystem::exists(cli.db)) {
@@ -136,7 +136,7 @@ void AddSuiteResume(CLI::App& suite, Cli& cli) {
 void AddSuiteReport(CLI::App& suite, Cli& cli) {
   auto flags = std::make_shared<SuiteFlags>();
   CLI::App* report = suite.add_subcommand("report", "a suite's results per task and per level (default: the newest)");
-  report->add_option("--suite", flags->suite, "the suite to report")->check(CLI::PositiveNumber);
+  report->add_option("--suite", flags->suite, "the suite to report")->check(AboveZero());
   report->add_flag("--json", flags->json, "one JSON document");
   report->callback([flags, &cli] {
     auto store = cli.OpenForReading();

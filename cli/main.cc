@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -35,6 +36,25 @@ Result<RunRecord> NamedRun(Store& store, std::int64_t run_id) {
   }
   return run;
 }
+
+namespace {
+
+CLI::Validator NumberAtLeast(double least, bool inclusive, const std::string& words) {
+  return CLI::Validator(
+      [least, inclusive, words](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        const bool number = end != text.c_str() && *end == '\0' && std::isfinite(value);
+        if (number && (inclusive ? value >= least : value > least)) return std::string();
+        return "expected " + words + ", got '" + text + "'";
+      },
+      inclusive ? "NUMBER>=0" : "NUMBER>0");
+}
+
+}  // namespace
+
+CLI::Validator AboveZero() { return NumberAtLeast(0, false, "a number above zero"); }
+CLI::Validator ZeroOrMore() { return NumberAtLeast(0, true, "a number, zero or more"); }
 
 int Cli::Report(const Error& error) {
   std::cerr << "kestrel: " << error.message() << "\n";

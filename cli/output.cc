@@ -221,7 +221,7 @@ void AddProgressFlags(CLI::App& command, ProgressFlags& flags) {
   command.add_flag("--each", flags.each, "a progress line per result instead of a status line");
   command.add_option("--log-interval", flags.log_interval,
                      "seconds between status lines when stderr is not a terminal (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(AboveZero());
 }
 
 void ApplyProgressFlags(const ProgressFlags& flags, SearchOptions& options) {

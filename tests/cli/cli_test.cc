@@ -541,6 +541,18 @@ void axpy(const float* x, float* y, int64_t n) {
         CHECK_FALSE(fs::exists(nowhere));
       }
     }
+    SUBCASE("a number out of range, said plainly (CLI11 printed DBL_MAX in 300 digits)") {
+      for (const std::vector<std::string>& args : {std::vector<std::string>{"show", "abc"},
+                                                   std::vector<std::string>{"best", "--top", "0"},
+                                                   std::vector<std::string>{"run", "--task", "affine", "--min-time", "-1"}}) {
+        const Exec refused = workspace.Run(args);
+        CHECK(refused.code == 2);
+        CHECK_MESSAGE((Contains(refused.err, "expected a number above zero, got") ||
+                       Contains(refused.err, "expected a number, zero or more, got")),
+                      refused.err);
+        CHECK_MESSAGE(!Contains(refused.err, "179769"), refused.err);
+      }
+    }
     SUBCASE("no subcommand") {
       const Exec bare = workspace.Run({}, false);
       CHECK(bare.code == 2);
