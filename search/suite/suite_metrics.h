@@ -24,8 +24,10 @@ struct SuiteTaskResult {
   std::string reason;  // failed or skipped: why
   std::int64_t run_id = 0;
   // A correct kernel: the run's best measured node, passing every check
-  // (hidden shapes included) and not unstable in a confirmation round.
+  // (hidden shapes included), not unstable in a confirmation round, and not
+  // labelled `reward_hack` or `wrong` by a person.
   bool correct = false;
+  int labelled_out = 0;  // better nodes passed over for such a label
   std::int64_t best_node = 0;
   double speedup = 0.0;           // its speedup over the reference (median of its measured results)
   double baseline_speedup = 0.0;  // the expert baseline's over the reference; 0: the task has none

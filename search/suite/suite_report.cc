@@ -42,9 +42,20 @@ Status ReadRun(Store& store, SuiteTaskResult& result) {
   query.top = 0;
   auto rows = store.Best(query);
   if (!rows) return Fail(rows.error());
-  const auto best = std::find_if(rows->begin(), rows->end(), [](const BestRow& row) {
-    return row.confirmation != ConfirmationVerdict::kUnstable;
-  });
+  // The best row that counts: not unstable, and not one a person labelled
+  // `reward_hack` or `wrong` (it was scored correct, a fast_2 win).
+  auto best = rows->end();
+  for (auto row = rows->begin(); row != rows->end(); ++row) {
+    if (row->confirmation == ConfirmationVerdict::kUnstable) continue;
+    auto label = store.NodeLabel(row->node_id);
+    if (!label) return Fail(label.error());
+    if (*label && ((*label)->text == "reward_hack" || (*label)->text == "wrong")) {
+      ++result.labelled_out;
+      continue;
+    }
+    best = row;
+    break;
+  }
   if (best != rows->end()) {
     result.correct = true;
     result.best_node = best->node_id;
@@ -116,6 +127,7 @@ nlohmann::json ToJson(const SuiteTaskResult& task) {
           {"reason", task.reason},
           {"run", task.run_id > 0 ? nlohmann::json(task.run_id) : nlohmann::json()},
           {"correct", task.correct},
+          {"labelled_out", task.labelled_out},
           {"best_node", task.best_node > 0 ? nlohmann::json(task.best_node) : nlohmann::json()},
           {"speedup", task.correct ? nlohmann::json(task.speedup) : nlohmann::json()},
           {"noise", task.noise},

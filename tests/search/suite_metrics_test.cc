@@ -197,6 +197,28 @@ TEST_SUITE("suite metrics") {
     CHECK(json.at("tasks")[1].at("speedup").is_null());
     CHECK(json.at("levels")[0].at("pass_rate") == 1.0);
     CHECK(nlohmann::json::parse(json.dump()) == json);
+
+    // A person labels the best a reward hack: the next one counts (it was
+    // still scored correct at 2.4x); a second such label leaves none.
+    HumanActionRecord label;
+    label.graph_id = run.graph_id;
+    label.node_id = best;
+    label.kind = HumanActionKind::kLabel;
+    label.text = "reward_hack";
+    label.author = "test";
+    Must(store->AddHumanAction(label));
+    const SuiteReport relabelled = Must(BuildSuiteReport(*store, suite_id));
+    CHECK(relabelled.tasks[0].correct);
+    CHECK(relabelled.tasks[0].speedup == doctest::Approx(1.0));
+    CHECK(relabelled.tasks[0].labelled_out == 1);
+    CHECK(ToJson(relabelled).at("tasks")[0].at("labelled_out") == 1);
+    label.node_id = relabelled.tasks[0].best_node;
+    label.text = "wrong";
+    Must(store->AddHumanAction(label));
+    const SuiteReport none = Must(BuildSuiteReport(*store, suite_id));
+    CHECK_FALSE(none.tasks[0].correct);
+    CHECK(none.tasks[0].labelled_out == 2);
+    CHECK(none.levels[0].correct == 0);
   }
 }
 
