@@ -59,6 +59,7 @@ class CpuEvaluator final : public Evaluator {
   std::vector<std::string> Flags() const override { return options_.flags; }
   const HostInfo& Host() const override { return host_; }
   bool CanCalibrate() const override { return true; }
+  double BaselineSpeedup() const override { return baseline_speedup_; }
   Result<Calibration> Calibrate() override;
   std::string SandboxGap() const override { return sandbox_.Complete() || sandbox_.unconfined ? "" : sandbox_.Summary(); }
   bool Unconfined() const override { return sandbox_.unconfined; }

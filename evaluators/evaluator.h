@@ -64,6 +64,9 @@ class Evaluator {
   virtual std::string Toolchain() const = 0;
   virtual std::vector<std::string> Flags() const = 0;
   virtual const HostInfo& Host() const = 0;
+  // The task's expert baseline over its reference, as this evaluator timed
+  // it when it was made; 0 when the task has none (or the evaluator times none).
+  virtual double BaselineSpeedup() const { return 0; }
   // Measures this host's roofline (peak FLOP/s, bandwidths). Default: the
   // evaluator has no way to (NotFound), and CanCalibrate says so up front.
   virtual bool CanCalibrate() const { return false; }

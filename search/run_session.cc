@@ -174,6 +174,12 @@ Result<RunSummary> Drive(Store& store, Prepared& prepared, const RunConfig& conf
     (void)store.AddRunEvent(engine_options.run_id, "calibration_failed",
                             JsonText(nlohmann::json{{"error", calibration.error().message()}}));
   }
+  // The baseline as this session timed it: what a run that finds no
+  // correct kernel still says of the task (a suite scores such a failure at
+  // the reference's standing over the baseline).
+  if (const double baseline = prepared.evaluator->BaselineSpeedup(); baseline > 0) {
+    (void)store.AddRunEvent(engine_options.run_id, "baseline", JsonText(nlohmann::json{{"speedup", baseline}}));
+  }
   Engine engine(store, prepared.task, *prepared.evaluator, config, std::move(prepared.mutators),
                 std::move(prepared.strategy), engine_options);
   return engine.Run();

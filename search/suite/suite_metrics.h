@@ -71,7 +71,7 @@ struct SuiteSummary {
   std::array<double, kFastP.size()> fast_reference{};  // shares of `tasks`
   std::array<double, kFastP.size()> fast_baseline{};   // shares of `with_baseline`
   double geomean_reference = 0.0;  // failures counted as 1.0
-  double geomean_baseline = 0.0;   // over tasks with a baseline, failures as 1.0 (the reference's standing: no)
+  double geomean_baseline = 0.0;   // over tasks with a baseline, a failure at 1 / baseline_speedup (the reference's standing)
   std::optional<double> mean_roofline;    // over correct tasks with a known roofline fraction
   std::optional<double> mean_gap_closed;  // over tasks where it is defined; failures close 0
   double evaluations_per_hour = 0.0;      // all evaluations over all active hours

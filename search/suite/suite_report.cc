@@ -36,6 +36,15 @@ Status ReadRun(Store& store, SuiteTaskResult& result) {
   auto events = store.RunEvents(run->id);
   if (!events) return Fail(events.error());
   result.active_seconds = SpentBy(*run, *events).seconds;
+  // The baseline its sessions timed (the newest): a task without a correct
+  // kernel still counts over the baseline, at the reference's standing.
+  for (const RunEventRecord& event : *events) {
+    if (event.kind != "baseline") continue;
+    const nlohmann::json detail = nlohmann::json::parse(event.detail_json, nullptr, false);
+    if (detail.is_object() && detail.contains("speedup") && detail.at("speedup").is_number()) {
+      result.baseline_speedup = detail.at("speedup").get<double>();
+    }
+  }
 
   BestQuery query;
   query.run_id = run->id;

@@ -122,6 +122,45 @@ TEST_SUITE("suite metrics") {
     CHECK_FALSE(Summarize({b}, 2).usd_per_speedup.has_value());
   }
 
+  TEST_CASE("a task with a baseline and no correct kernel counts over the baseline at the reference's standing") {
+    // Its run stored the baseline its session timed (a "baseline" event);
+    // the task was left out of every baseline figure.
+    testing::TempDir dir;
+    auto store = Must(Store::Open(dir / "suite.db"));
+    const auto host = Must(store->UpsertHost(testing::MakeHost("h")));
+    std::vector<SuiteTaskRecord> rows(1);
+    rows[0].task = "softmax";
+    rows[0].level = 1;
+    const auto suite_id = Must(store->CreateSuite({0, "{}", R"({"evaluations":2})", "{}", SuiteState::kRunning, 0, 0}, rows));
+    const auto tasks = Must(store->SuiteTasks(suite_id));
+    const auto task_id = Must(store->UpsertTask(testing::MakeTask("softmax")));
+    RunRecord run;
+    run.task_id = task_id;
+    run.graph_id = Must(store->GraphForTask(task_id, true));
+    run.host_id = host;
+    run.config_json = "{}";
+    run.started_at = NowMillis();
+    const auto run_id = Must(store->CreateRun(run));
+    Must(store->AddRunEvent(run_id, "baseline", R"({"speedup": 2.0})"));
+    Must(store->StartSuiteTask(tasks[0].id));
+    Must(store->SetSuiteTaskRun(tasks[0].id, run_id));
+    const auto node = Must(store->AddNode(NewNodeRecord({"wrong", {}, "c++", {}}, run.graph_id, run_id, "m"), std::nullopt));
+    Measurement wrong;
+    wrong.outcome = Outcome::kWrong;
+    Must(store->RecordMeasurement(node, run_id, host, wrong));
+    Must(store->FinishRun(run_id, RunStatus::kFinished, "evaluations"));
+    Must(store->FinishSuiteTask(tasks[0].id, SuiteTaskState::kDone, ""));
+
+    const SuiteReport report = Must(BuildSuiteReport(*store, suite_id));
+    REQUIRE(report.tasks.size() == 1);
+    CHECK_FALSE(report.tasks[0].correct);
+    CHECK(report.tasks[0].baseline_speedup == doctest::Approx(2.0));
+    REQUIRE(report.levels.size() == 1);
+    CHECK(report.levels[0].with_baseline == 1);
+    CHECK(report.levels[0].geomean_baseline == doctest::Approx(0.5));
+    CHECK(report.levels[0].fast_baseline[0] == 0.0);
+  }
+
   TEST_CASE("a report from hand-made rows of a real database: best per run, noise, baseline, first correct") {
     testing::TempDir dir;
     auto store = Must(Store::Open(dir / "suite.db"));
