@@ -1,5 +1,6 @@
 #include "core/candidate.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <sstream>
@@ -51,6 +52,16 @@ std::vector<std::string> Candidate::KnobDefines() const {
   return defines;
 }
 
+namespace {
+
+bool IsKnobValue(std::string_view value) {
+  return !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '+' || c == '-';
+  });
+}
+
+}  // namespace
+
 Result<std::vector<KnobSpec>> ParseKnobs(std::string_view source) {
   std::vector<KnobSpec> knobs;
   std::set<std::string, std::less<>> seen;
@@ -78,6 +89,13 @@ Result<std::vector<KnobSpec>> ParseKnobs(std::string_view source) {
     // (`// kestrel:knob UNROLL 1 2 4  // elements per iteration`).
     for (std::string value; words >> value;) {
       if (value.starts_with("//")) break;
+      // A value goes into -DNAME=VALUE, and a command evaluator's build
+      // may paste it into a shell line ({knob_flags}): numbers and words
+      // only ("1;touch${IFS}/tmp/x" ran on the host).
+      if (!IsKnobValue(value)) {
+        return Fail(Error::InvalidArgument(where + "knob '" + knob.name + "' value '" + value +
+                                           "' is not a number or a word (letters, digits, _ . + - only)"));
+      }
       if (!values.insert(value).second) {
         return Fail(Error::InvalidArgument(where + "knob '" + knob.name + "' lists value '" + value + "' twice"));
       }

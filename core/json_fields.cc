@@ -25,10 +25,15 @@ Result<Json> ParseJsonDocument(std::string_view text, const std::string& origin)
     if (parent.is_array) return parent.path + "[" + std::to_string(parent.items++) + "]";
     return parent.path.empty() ? parent.key : parent.path + "." + parent.key;
   };
+  // Every document Kestrel reads nests a few levels; one nested 100000
+  // deep (200 KB) cost gigabytes in the paths above before it was refused.
+  constexpr std::size_t kMaxDepth = 64;
+  struct TooDeep {};
   const Json::parser_callback_t on_event = [&](int, Json::parse_event_t event, Json& parsed) {
     switch (event) {
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start: {
+        if (open.size() >= kMaxDepth) throw TooDeep{};
         std::string path = child_path();
         open.push_back({std::move(path), event == Json::parse_event_t::array_start, 0, {}, {}});
         break;
@@ -54,6 +59,9 @@ Result<Json> ParseJsonDocument(std::string_view text, const std::string& origin)
     document = Json::parse(text, on_event);
   } catch (const Json::exception& e) {
     return Fail(Error::InvalidArgument(origin + ": not valid JSON: " + e.what()));
+  } catch (const TooDeep&) {
+    return Fail(Error::InvalidArgument(origin + ": nested more than " + std::to_string(kMaxDepth) +
+                                       " arrays and objects deep (at " + open.back().path + ")"));
   }
   if (duplicate) {
     return Fail(Error::InvalidArgument(origin + ": " + *duplicate + ": the field appears twice in one object"));

@@ -23,7 +23,7 @@ namespace kestrel {
 // that appears twice in one object is refused (nlohmann would keep the last
 // one): InvalidArgument "ORIGIN: PATH: the field appears twice in one
 // object", PATH like "tolerance.rtol"; text that is not JSON is refused as
-// "ORIGIN: not valid JSON: ...".
+// "ORIGIN: not valid JSON: ..."; so is one nested over 64 levels deep.
 Result<nlohmann::json> ParseJsonDocument(std::string_view text, const std::string& origin);
 
 // How a value reads in a message: its JSON text, cut after 60 characters.

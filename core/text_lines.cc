@@ -13,4 +13,9 @@ std::vector<std::string_view> SplitLines(std::string_view text) {
   return lines;
 }
 
+std::string HeadAndTail(std::string text, std::size_t limit) {
+  if (text.size() > limit) text = text.substr(0, limit / 2) + "\n[...]\n" + text.substr(text.size() - limit / 2);
+  return text;
+}
+
 }  // namespace kestrel

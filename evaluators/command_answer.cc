@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_fields.h"
+#include "core/text_lines.h"
 
 namespace kestrel {
 namespace {
@@ -14,6 +15,11 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::size_t kMaxSamples = 1'000'000;  // per shape and kernel
+constexpr std::size_t kAnswerLogLimitBytes = 64 * 1024;  // as a run command's own output (subprocess.h)
+constexpr std::size_t kReasonLimitBytes = 500;
+// The shortest a call may take: below it a time is no measurement (a clock
+// reads tens of ns; 1e-300 s samples were ranked at their ratio, "40x").
+constexpr double kShortestCallSeconds = 1e-9;
 
 // Collects the first violation; every check after it is a no-op.
 class Checker {
@@ -42,8 +48,8 @@ class Checker {
     }
     for (std::size_t i = 0; i < samples.size(); ++i) {
       const Json& sample = samples[i];
-      if (!sample.is_number() || !std::isfinite(sample.get<double>()) || !(sample.get<double>() > 0)) {
-        return Bad(field + "[" + std::to_string(i) + "]", "a positive finite number of seconds", &sample);
+      if (!sample.is_number() || !std::isfinite(sample.get<double>()) || !(sample.get<double>() >= kShortestCallSeconds)) {
+        return Bad(field + "[" + std::to_string(i) + "]", "a finite number of seconds, at least 1e-9", &sample);
       }
       out.push_back(sample.get<double>());
     }
@@ -119,6 +125,11 @@ Result<CommandAnswer> ParseCommandAnswer(std::string_view text, const std::vecto
       (key == std::string_view("reason") ? answer.reason : answer.log) = root[key].get<std::string>();
     }
   }
+  // Bounded as the run command's own output is: a 50 MiB "log" was printed
+  // and stored with every measurement of the node, and "reason" is one line.
+  answer.log = HeadAndTail(std::move(answer.log), kAnswerLogLimitBytes);
+  answer.reason = answer.reason.substr(0, answer.reason.find('\n'));
+  if (answer.reason.size() > kReasonLimitBytes) answer.reason = answer.reason.substr(0, kReasonLimitBytes) + " [...]";
   if (check.ok() && answer.outcome != Outcome::kMeasured && answer.reason.empty()) {
     check.Bad("reason", "a non-empty line saying why the kernel was " + std::string(ToString(answer.outcome)));
   }

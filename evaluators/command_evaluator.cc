@@ -1,10 +1,14 @@
 #include "evaluators/verdict.h"
 #include "evaluators/command_evaluator.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -55,13 +59,44 @@ std::string SourceExtension(const Task& task) {
   return ext.empty() ? ".txt" : ext;
 }
 
-std::string ReadFileLimited(const std::filesystem::path& path, std::size_t limit, bool& too_big) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text;
-  text.resize(limit + 1);
-  in.read(text.data(), static_cast<std::streamsize>(limit + 1));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  too_big = text.size() > limit;
+// The answer file the run command wrote in `dir`, read as what it is: a
+// plain file of at most `limit` bytes, opened without following a link (a
+// harness that made answer.json a link to /proc/self/environ had kestrel's
+// own environment, API keys and all, read into the stored log) and without
+// blocking on a FIFO. nullopt and `why` when it is missing ("" then) or
+// not such a file.
+std::optional<std::string> ReadAnswerFile(const std::filesystem::path& dir, std::size_t limit, std::string& why) {
+  why.clear();
+  const int folder = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (folder < 0) {
+    why = "its work folder cannot be opened";
+    return std::nullopt;
+  }
+  const int fd = ::openat(folder, "answer.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int open_error = errno;
+  ::close(folder);
+  if (fd < 0) {
+    if (open_error != ENOENT) why = "{answer} is not a plain file (a link, or unreadable)";
+    return std::nullopt;
+  }
+  struct stat status {};
+  std::optional<std::string> text;
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    why = "{answer} is not a plain file";
+  } else if (static_cast<std::uint64_t>(status.st_size) > limit) {
+    why = "the answer is larger than " + std::to_string(limit >> 20) + " MiB";
+  } else {
+    std::string read(static_cast<std::size_t>(status.st_size), '\0');
+    std::size_t done = 0;
+    while (done < read.size()) {
+      const ssize_t got = ::read(fd, read.data() + done, read.size() - done);
+      if (got <= 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    read.resize(done);
+    text = std::move(read);
+  }
+  ::close(fd);
   return text;
 }
 
@@ -415,15 +450,14 @@ Result<Profile> CommandEvaluator::ProfileBuilt(const Candidate& candidate, const
 Measurement CommandEvaluator::ReadAnswer(const std::filesystem::path& dir, const std::string& nonce,
                                          const std::string& ended, const HarnessJob& job, std::string log,
                                          std::optional<Profile>& profile) const {
-  const auto answer_path = dir / "answer.json";
-  std::error_code missing;
-  if (!std::filesystem::is_regular_file(answer_path, missing)) {
+  std::string why;
+  const std::optional<std::string> read = ReadAnswerFile(dir, kAnswerLimitBytes, why);
+  if (!read && why.empty()) {
     if (!ended.empty()) return Verdict(Outcome::kCrashed, ended + " without an answer", log);
     return Verdict(Outcome::kRejected, "protocol violation: the run command wrote no answer to {answer}", log);
   }
-  bool too_big = false;
-  const std::string text = ReadFileLimited(answer_path, kAnswerLimitBytes, too_big);
-  if (too_big) return Verdict(Outcome::kRejected, "protocol violation: the answer is larger than 256 MiB", log);
+  if (!read) return Verdict(Outcome::kRejected, "protocol violation: " + why, log);
+  const std::string& text = *read;
   auto answer = ParseCommandAnswer(text, job.shapes, nonce, job.min_samples);
   if (!answer) {
     return Verdict(Outcome::kRejected, "protocol violation: " + answer.error().message(),

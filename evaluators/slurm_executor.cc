@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/text_lines.h"
 #include "evaluators/verdict.h"
 
 namespace kestrel {
@@ -117,11 +118,6 @@ std::pair<int, int> ExitStatus(const std::string& text) {
   } catch (const std::exception&) {
     return {-1, 0};
   }
-}
-
-std::string Shorten(std::string text, std::size_t limit) {
-  if (text.size() > limit) text = text.substr(0, limit / 2) + "\n[...]\n" + text.substr(text.size() - limit / 2);
-  return text;
 }
 
 constexpr int kTimeoutExit = 124;  // coreutils timeout: the command timed out
@@ -244,9 +240,9 @@ Result<SubprocessResult> Slurm::Run(const SubprocessOptions& process, const std:
   if (!job) return Fail(job.error());
   SubprocessResult ran;
   ran.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ran.log = Shorten(job->output, process.log_limit_bytes);
+  ran.log = HeadAndTail(job->output, process.log_limit_bytes);
   if (job->submission.job_id.empty()) {
-    ran.lost = "sbatch could not submit the job: " + Shorten(job->submission.log, 2048);
+    ran.lost = "sbatch could not submit the job: " + HeadAndTail(job->submission.log, 2048);
     return ran;
   }
   ran.job = "Slurm job " + job->submission.job_id + (job->state.node.empty() ? "" : " on " + job->state.node);

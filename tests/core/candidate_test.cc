@@ -71,6 +71,16 @@ TEST_SUITE("candidate") {
     SUBCASE("declared twice") {
       CHECK(ParseError("// kestrel:knob A 1\n// kestrel:knob A 2\n").find("declared twice") != std::string::npos);
     }
+    SUBCASE("a value that is not a number or a word (it reached a shell through {knob_flags})") {
+      for (const char* line : {"// kestrel:knob BLOCK 1;touch${IFS}/tmp/x 2\n", "// kestrel:knob A $(id)\n",
+                               "// kestrel:knob A `id`\n", "// kestrel:knob A 'x'\n", "// kestrel:knob A (1<<4)\n"}) {
+        CAPTURE(line);
+        CHECK(ParseError(line).find("is not a number or a word") != std::string::npos);
+      }
+      auto fine = ParseKnobs("// kestrel:knob A -1 2.5 1e-3 float __m256 +4\n");
+      REQUIRE(fine.has_value());
+      CHECK((*fine)[0].values.size() == 6);
+    }
     SUBCASE("value twice") { CHECK(ParseError("// kestrel:knob A 1 2 1\n").find("'1' twice") != std::string::npos); }
   }
 

@@ -5,6 +5,8 @@
 
 #include <doctest.h>
 
+#include <string>
+
 #include "tests/testing.h"
 
 namespace kestrel {
@@ -30,6 +32,16 @@ TEST_SUITE("json_fields") {
     auto document = ParseJsonDocument(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 3}, {"x": 4}]})", "in.json");
     REQUIRE_MESSAGE(document.has_value(), testing::ErrorOf(document));
     CHECK((*document)["c"][1]["x"] == 4);
+  }
+
+  TEST_CASE("a document nested deeper than 64 levels is refused, and soon") {
+    // 100000 levels (200 KB, an answer a harness may write) once took
+    // gigabytes before anything was said.
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    const std::string message = RefusalOf(deep);
+    CHECK(message.find("in.json: nested more than 64 arrays and objects deep") == 0);
+    const std::string fine = std::string(64, '[') + std::string(64, ']');
+    CHECK(ParseJsonDocument(fine, "in.json").has_value());
   }
 
   TEST_CASE("text that is not JSON names the origin") {

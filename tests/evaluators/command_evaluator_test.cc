@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <thread>
 
@@ -355,7 +356,7 @@ TEST_SUITE("command_evaluator") {
         {"MODE=notjson", "protocol violation: {answer}: not valid JSON"},
         {"MODE=badnonce", "protocol violation: nonce: expected the {nonce} this evaluation passed"},
         {"MODE=oneshape", "protocol violation: shapes: expected an array of the 2 timed shapes"},
-        {"MODE=negative", "protocol violation: shapes[0].candidate_s[0]: expected a positive finite number of seconds, got -0.001"},
+        {"MODE=negative", "protocol violation: shapes[0].candidate_s[0]: expected a finite number of seconds, at least 1e-9, got -0.001"},
         {"MODE=wrongshape", "protocol violation: shapes[1].shape: expected the task's timed shape n=4096"},
         {"MODE=fewsamples", "protocol violation: shapes[0].candidate_s: expected at least 3 samples ({min_samples}), got 2"},
         {"MODE=extra", "protocol violation: speedup: expected no such field"},
@@ -363,6 +364,11 @@ TEST_SUITE("command_evaluator") {
         {"MODE=noreason", "protocol violation: reason: expected a non-empty line"},
         {"MODE=noanswer", "protocol violation: the run command wrote no answer"},
         {"MODE=badprofile", "protocol violation: profile.mix.total: wrong type"},
+        // Not followed: it read kestrel's own environment (API keys) into the log.
+        {"MODE=linked", "protocol violation: {answer} is not a plain file"},
+        {"MODE=fifo", "protocol violation: {answer} is not a plain file"},
+        // Samples below any clock's reading were ranked at their ratio ("40x").
+        {"MODE=tiny", "protocol violation: shapes[0].candidate_s[0]: expected a finite number of seconds, at least 1e-9"},
     };
     for (const auto& [mode, reason] : violations) {
       const Measurement m = EvalFake(mode);
@@ -370,6 +376,19 @@ TEST_SUITE("command_evaluator") {
       CHECK_MESSAGE(Contains(m.reason, reason), mode << ": " << m.reason);
       CHECK(m.shapes.empty());
     }
+    ::setenv("KESTREL_TEST_CANARY", "sk-canary-7f3a", 1);
+    const Measurement linked = EvalFake("MODE=linked");
+    CHECK_FALSE(Contains(linked.reason + linked.log, "sk-canary-7f3a"));
+    ::unsetenv("KESTREL_TEST_CANARY");
+  }
+
+  TEST_CASE("an answer's log is kept to its head and tail, its reason to one line") {
+    // A 50 MiB log was printed and stored with every measurement of the node.
+    const Measurement m = EvalFake("MODE=hugelog");
+    CHECK(m.outcome == Outcome::kWrong);
+    CHECK(m.reason == "first line");
+    CHECK(m.log.size() < 80 * 1024);
+    CHECK(Contains(m.log, "[...]"));
   }
 
   TEST_CASE("a profile in the answer is the candidate's profile; without one the profile says so") {

@@ -33,5 +33,10 @@ case "$mode" in
   hang) sleep "$arg" & wait ;;  # ARG: a duration no other process sleeps, to find it by
   late) measured "$c" "$r" 0 > "$answer"; exit 3 ;;
   profiled) measured "$c" "$r" 0 | sed 's/}]}$/}], "profile": {"counters": {"source": "ncu", "shape": "n=1048576", "ipc": 1.5}, "unavailable": ["pmu: none"]}}/' > "$answer" ;;
+  linked) ln -s /proc/self/environ "$answer" ;;  # kestrel's own environment, were the link followed
+  fifo) mkfifo "$answer" ;;  # a reader that waits for a writer would hang
+  tiny) measured "1e-300, 1e-300, 1e-300" "4e-299, 4e-299, 4e-299" 0 > "$answer" ;;
+  hugelog) printf '{"protocol": 1, "nonce": "%s", "outcome": "wrong", "reason": "first line\\nsecond line", "log": "%s"}\n' \
+             "$nonce" "$(head -c 1048576 /dev/zero | tr '\0' 'A')" > "$answer" ;;
   badprofile) measured "$c" "$r" 0 | sed 's/}]}$/}], "profile": {"mix": {"total": "many"}}}/' > "$answer" ;;
 esac

@@ -1,6 +1,6 @@
 # Seed for softmax_triton (Triton). Documentation example; never executed here.
 # Knobs: Kestrel only recognises a declaration after "//" on a line, so in
-# Python write it inside a comment as "# // kestrel:knob NAME v1 v2 ...".
+# Python write it inside a comment, "# " and then the declaration, as below.
 # The values reach the harness through {job} ("knobs"), not through the source.
 # // kestrel:knob BLOCK_ROWS 1 2 4
 # // kestrel:knob NUM_WARPS 4 8 16
