@@ -15,10 +15,45 @@ void PutOptional(json& out, const char* key, const std::optional<double>& value)
   if (value) out[key] = *value;
 }
 
+// A profile comes from a command evaluator's harness too (the answer's
+// "profile"), that is, from the kernel's side: each figure is a finite,
+// non-negative number of sane size, each count an integer an int holds.
+// (1e308 printed as "inf% of the roofline" in prompts; 2147483647.0 became
+// -2147483648 instructions.)
+constexpr double kLargestFigure = 1e18;
+
+Result<double> Figure(const json& value, const char* key, const std::string& where) {
+  if (!value.is_number()) return Fail(Error::InvalidArgument(where + "." + key + ": wrong type"));
+  const double number = value.get<double>();
+  if (!std::isfinite(number) || number < 0 || number > kLargestFigure) {
+    return Fail(Error::InvalidArgument(where + "." + key + ": expected a number from 0 to 1e18, got " + value.dump()));
+  }
+  return number;
+}
+
 Result<std::optional<double>> GetOptional(const json& in, const char* key, const std::string& where) {
   if (!in.contains(key) || in[key].is_null()) return std::optional<double>();
   if (!in[key].is_number()) return Fail(Error::InvalidArgument(where + "." + key + ": not a number"));
-  return std::optional<double>(in[key].get<double>());
+  auto figure = Figure(in[key], key, where);
+  if (!figure) return Fail(figure.error());
+  return std::optional<double>(*figure);
+}
+
+Result<double> GetFigure(const json& in, const char* key, const std::string& where, double fallback) {
+  if (!in.contains(key)) return fallback;
+  return Figure(in[key], key, where);
+}
+
+Result<int> GetCount(const json& in, const char* key, const std::string& where, int fallback) {
+  if (!in.contains(key)) return fallback;
+  const json& value = in[key];
+  if (!value.is_number_integer()) return Fail(Error::InvalidArgument(where + "." + key + ": wrong type"));
+  if (value.is_number_unsigned() ? value.get<std::uint64_t>() > 2147483647ULL
+                                 : value.get<std::int64_t>() < 0 || value.get<std::int64_t>() > 2147483647LL) {
+    return Fail(Error::InvalidArgument(where + "." + key + ": expected an integer from 0 to 2147483647, got " +
+                                       value.dump()));
+  }
+  return static_cast<int>(value.get<std::int64_t>());
 }
 
 template <typename T>
@@ -109,14 +144,14 @@ Result<Profile> ProfileFromJson(const json& in) {
     if (!r.is_object()) return Fail(Error::InvalidArgument(where + ": not an object"));
     RooflinePosition position;
     KESTREL_TAKE(position.shape, Get<std::string>(r, "shape", where, ""));
-    KESTREL_TAKE(position.intensity, Get<double>(r, "intensity", where, 0.0));
-    KESTREL_TAKE(position.gflops, Get<double>(r, "gflops", where, 0.0));
-    KESTREL_TAKE(position.gbps, Get<double>(r, "gbps", where, 0.0));
-    KESTREL_TAKE(position.peak_gflops, Get<double>(r, "peak_gflops", where, 0.0));
-    KESTREL_TAKE(position.bandwidth_gbps, Get<double>(r, "bandwidth_gbps", where, 0.0));
+    KESTREL_TAKE(position.intensity, GetFigure(r, "intensity", where, 0.0));
+    KESTREL_TAKE(position.gflops, GetFigure(r, "gflops", where, 0.0));
+    KESTREL_TAKE(position.gbps, GetFigure(r, "gbps", where, 0.0));
+    KESTREL_TAKE(position.peak_gflops, GetFigure(r, "peak_gflops", where, 0.0));
+    KESTREL_TAKE(position.bandwidth_gbps, GetFigure(r, "bandwidth_gbps", where, 0.0));
     KESTREL_TAKE(position.level, Get<std::string>(r, "level", where, ""));
     KESTREL_TAKE(position.bound, Get<std::string>(r, "bound", where, ""));
-    KESTREL_TAKE(position.fraction, Get<double>(r, "fraction", where, 0.0));
+    KESTREL_TAKE(position.fraction, GetFigure(r, "fraction", where, 0.0));
     profile.roofline = std::move(position);
   }
   if (in.contains("counters") && !in["counters"].is_null()) {
@@ -140,14 +175,14 @@ Result<Profile> ProfileFromJson(const json& in) {
     const std::string where = "profile.mix";
     if (!m.is_object()) return Fail(Error::InvalidArgument(where + ": not an object"));
     InstructionMix mix;
-    KESTREL_TAKE(mix.total, Get<int>(m, "total", where, 0));
-    KESTREL_TAKE(mix.packed_fp, Get<int>(m, "packed_fp", where, 0));
-    KESTREL_TAKE(mix.scalar_fp, Get<int>(m, "scalar_fp", where, 0));
-    KESTREL_TAKE(mix.vector_bits, Get<int>(m, "vector_bits", where, 0));
-    KESTREL_TAKE(mix.isa_vector_bits, Get<int>(m, "isa_vector_bits", where, 0));
-    KESTREL_TAKE(mix.divisions, Get<int>(m, "divisions", where, 0));
-    KESTREL_TAKE(mix.gathers, Get<int>(m, "gathers", where, 0));
-    KESTREL_TAKE(mix.fma, Get<int>(m, "fma", where, 0));
+    KESTREL_TAKE(mix.total, GetCount(m, "total", where, 0));
+    KESTREL_TAKE(mix.packed_fp, GetCount(m, "packed_fp", where, 0));
+    KESTREL_TAKE(mix.scalar_fp, GetCount(m, "scalar_fp", where, 0));
+    KESTREL_TAKE(mix.vector_bits, GetCount(m, "vector_bits", where, 0));
+    KESTREL_TAKE(mix.isa_vector_bits, GetCount(m, "isa_vector_bits", where, 0));
+    KESTREL_TAKE(mix.divisions, GetCount(m, "divisions", where, 0));
+    KESTREL_TAKE(mix.gathers, GetCount(m, "gathers", where, 0));
+    KESTREL_TAKE(mix.fma, GetCount(m, "fma", where, 0));
     KESTREL_TAKE(mix.calls, Get<std::vector<std::string>>(m, "calls", where, {}));
     profile.mix = std::move(mix);
   }
@@ -168,13 +203,13 @@ Result<Profile> ProfileFromJson(const json& in) {
       if (!point.is_object()) return Fail(Error::InvalidArgument(where + ": not an object"));
       ShapeScalingPoint p;
       KESTREL_TAKE(p.shape, Get<std::string>(point, "shape", where, ""));
-      KESTREL_TAKE(p.elements, Get<double>(point, "elements", where, 0.0));
-      KESTREL_TAKE(p.ns_per_element, Get<double>(point, "ns_per_element", where, 0.0));
+      KESTREL_TAKE(p.elements, GetFigure(point, "elements", where, 0.0));
+      KESTREL_TAKE(p.ns_per_element, GetFigure(point, "ns_per_element", where, 0.0));
       profile.scaling.push_back(std::move(p));
     }
   }
   KESTREL_TAKE(profile.unavailable, Get<std::vector<std::string>>(in, "unavailable", "profile", {}));
-  KESTREL_TAKE(profile.seconds, Get<double>(in, "seconds", "profile", 0.0));
+  KESTREL_TAKE(profile.seconds, GetFigure(in, "seconds", "profile", 0.0));
   if (in.contains("costs")) {
     if (!in["costs"].is_array()) return Fail(Error::InvalidArgument("profile.costs: not an array"));
     for (const json& item : in["costs"]) {
@@ -182,7 +217,7 @@ Result<Profile> ProfileFromJson(const json& in) {
       if (!item.is_object()) return Fail(Error::InvalidArgument(where + ": not an object"));
       ProfileCost cost;
       KESTREL_TAKE(cost.source, Get<std::string>(item, "source", where, ""));
-      KESTREL_TAKE(cost.seconds, Get<double>(item, "seconds", where, 0.0));
+      KESTREL_TAKE(cost.seconds, GetFigure(item, "seconds", where, 0.0));
       profile.costs.push_back(std::move(cost));
     }
   }

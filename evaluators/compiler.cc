@@ -1,10 +1,13 @@
 #include "evaluators/compiler.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <sstream>
 #include <system_error>
 
 #include "core/text_lines.h"
 #include "evaluators/compiler_remarks.h"
+#include "evaluators/sandbox_args.h"
 #include "evaluators/subprocess.h"
 
 namespace kestrel {
@@ -89,9 +92,41 @@ BuildResult RunCompiler(const SubprocessOptions& options, const std::string& nam
   return build;
 }
 
+std::vector<std::string> CompilerSandboxArgs(const std::string& bwrap, const std::string& compiler,
+                                             const std::filesystem::path& dir) {
+  ProgramView view;
+  view.writable = {dir};
+  view.cwd = dir;
+  // A compiler outside /usr (a toolchain in /opt, a user's own build): its
+  // installation, the folder above its bin/, read-only.
+  std::filesystem::path found = compiler;
+  if (compiler.find('/') == std::string::npos) {
+    const char* path = std::getenv("PATH");
+    std::istringstream folders(path != nullptr ? path : "");
+    for (std::string folder; std::getline(folders, folder, ':');) {
+      std::error_code error;
+      if (!folder.empty() && std::filesystem::exists(std::filesystem::path(folder) / compiler, error)) {
+        found = std::filesystem::path(folder) / compiler;
+        break;
+      }
+    }
+  }
+  std::error_code error;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(found, error);
+  if (!error && real.is_absolute() && real.string().rfind("/usr/", 0) != 0) {
+    view.read_only.push_back(real.parent_path().parent_path());
+  }
+  std::vector<std::string> env = ProgramEnvironment({}, "/tmp");
+  env.push_back("LC_ALL=C");
+  return ProgramSandboxArgs(bwrap, env, view);
+}
+
 BuildResult CompileSharedLibrary(const CompileRequest& request) {
   SubprocessOptions options;
-  options.argv = {request.compiler, "-std=c++17"};
+  if (!request.bwrap.empty()) {
+    options.argv = CompilerSandboxArgs(request.bwrap, request.compiler, request.source.parent_path());
+  }
+  options.argv.insert(options.argv.end(), {request.compiler, "-std=c++17"});
   options.argv.insert(options.argv.end(), request.flags.begin(), request.flags.end());
   for (const char* flag : {"-fPIC", "-shared", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-o"}) options.argv.push_back(flag);
   options.argv.push_back(request.library.filename().string() + ".tmp");

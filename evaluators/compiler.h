@@ -25,7 +25,22 @@ struct CompileRequest {
   std::string remarks_file;
   // Where the compiler runs (a Slurm job: its folder must be shared).
   std::shared_ptr<const Executor> executor = LocalExecutor();
+  // The bwrap binary the compiler runs under (CompilerSandboxArgs); empty:
+  // unsandboxed (no bwrap here, the user's evaluator.sandbox "none", or a
+  // build on other machines).
+  std::string bwrap;
 };
+
+// The sandbox a compiler of a candidate's source runs in: a kernel's source
+// is the attacker's too (EVALUATION.md), and `#include "/etc/secret"` or
+// `.incbin` read any file of this user into the build log (stored, and sent
+// to the LLM's fix prompt) or into the kernel. The compiler sees /usr and the
+// loader's files read-only, its build folder `dir` writable (as its working
+// directory), a fresh /tmp, the folder of a compiler installed outside /usr
+// read-only, and an environment of PATH, HOME, TMPDIR, LANG and LC_ALL=C; no
+// network, no other process, no other file. Append the compiler's argv.
+std::vector<std::string> CompilerSandboxArgs(const std::string& bwrap, const std::string& compiler,
+                                             const std::filesystem::path& dir);
 
 // One compiler invocation:
 //   <compiler> -std=c++17 <flags> -fPIC -shared -Wl,-z,defs -Wl,-Bsymbolic

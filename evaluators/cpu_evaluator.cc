@@ -235,6 +235,8 @@ CompileRequest CpuEvaluator::CompileRequestFor(const Candidate& candidate, const
   request.libs = libs;
   request.timeout_s = options_.build_timeout_s;
   request.executor = options_.build_executor;
+  // Compiled in the sandbox when it is here and the build is too.
+  if (sandbox_.bwrap && !sandbox_.unconfined && request.executor->RunsHere()) request.bwrap = sandbox_.bwrap_path;
   if (build_remarks_) request.remarks_file = kRemarksFile;
   return request;
 }

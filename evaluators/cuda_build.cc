@@ -82,7 +82,8 @@ Result<std::filesystem::path> DefaultCudaRunnerPath() {
 BuildResult CompileCudaLibrary(const CudaCompileRequest& request) {
   const std::string nvcc = request.nvcc.empty() ? DefaultNvcc() : request.nvcc;
   SubprocessOptions options;
-  options.argv = {nvcc, "-std=c++17"};
+  if (!request.bwrap.empty()) options.argv = CompilerSandboxArgs(request.bwrap, nvcc, request.source.parent_path());
+  options.argv.insert(options.argv.end(), {nvcc, "-std=c++17"});
   options.argv.insert(options.argv.end(), request.flags.begin(), request.flags.end());
   for (const char* flag : {"-Xcompiler", "-fPIC", "-shared", "-cudart", "shared"}) options.argv.push_back(flag);
   options.argv.push_back("-arch=" + (request.arch.empty() ? std::string("sm_90") : request.arch));
@@ -103,7 +104,7 @@ BuildResult CompileCudaLibrary(const CudaCompileRequest& request) {
 BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, const std::filesystem::path& dir,
                                const std::string& nvcc, const std::string& arch,
                                const std::vector<std::string>& flags, double timeout_s,
-                               std::shared_ptr<const Executor> executor) {
+                               std::shared_ptr<const Executor> executor, const std::string& bwrap) {
   try {
     std::filesystem::create_directories(dir);
     const auto library = dir / "kernel.so";
@@ -125,6 +126,7 @@ BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, con
     request.library = library;
     request.timeout_s = timeout_s;
     request.executor = std::move(executor);
+    if (request.executor->RunsHere()) request.bwrap = bwrap;
     BuildResult built = CompileCudaLibrary(request);
     // The host code and data as for a cpu build, and the device code: the
     // fatbin (.nv_fatbin, a data section to the fingerprint) holds the

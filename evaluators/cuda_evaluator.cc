@@ -96,7 +96,7 @@ class CudaEvaluator final : public Evaluator {
 
   BuildResult BuildIn(const Candidate& candidate, const std::filesystem::path& dir) const {
     return BuildCudaCandidate(task_, candidate, dir, options_.nvcc, options_.arch, options_.flags,
-                              options_.build_timeout_s, options_.build_executor);
+                              options_.build_timeout_s, options_.build_executor, bwrap_);
   }
   Measurement MeasureBuilt(const BuildResult& build);
   JudgeContext Context() const { return {&task_, &all_shapes_, &timed_shapes_, options_.measure.input_sets}; }

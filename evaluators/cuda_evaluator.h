@@ -101,6 +101,7 @@ struct CudaCompileRequest {
   std::filesystem::path library;   // the shared object to produce
   double timeout_s = 300;
   std::shared_ptr<const Executor> executor = LocalExecutor();  // where nvcc runs
+  std::string bwrap;  // nvcc runs in the compiler's sandbox (CompilerSandboxArgs); empty: none
 };
 BuildResult CompileCudaLibrary(const CudaCompileRequest& request);
 
@@ -110,6 +111,7 @@ BuildResult CompileCudaLibrary(const CudaCompileRequest& request);
 BuildResult BuildCudaCandidate(const Task& task, const Candidate& candidate, const std::filesystem::path& dir,
                                const std::string& nvcc, const std::string& arch,
                                const std::vector<std::string>& flags, double timeout_s,
-                               std::shared_ptr<const Executor> executor = LocalExecutor());
+                               std::shared_ptr<const Executor> executor = LocalExecutor(),
+                               const std::string& bwrap = "");
 
 }  // namespace kestrel

@@ -75,6 +75,16 @@ TEST_CASE("a malformed profile is refused naming the field") {
   CHECK(error(R"({"scaling": [{"ns_per_element": null}]})") == "profile.scaling[].ns_per_element: wrong type");
   CHECK(error(R"({"unavailable": "pmu"})") == "profile.unavailable: wrong type");
   CHECK(error(R"({"costs": [{"seconds": "1"}]})") == "profile.costs[].seconds: wrong type");
+  // A profile may come from a command harness, the kernel's side: figures
+  // finite, non-negative and sane, counts integers an int holds (these once
+  // reached the prompts as "inf%", "IPC -1e308" and "-2147483648 instructions").
+  CHECK(error(R"({"roofline": {"fraction": 1e308}})") ==
+        "profile.roofline.fraction: expected a number from 0 to 1e18, got 1e+308");
+  CHECK(error(R"({"counters": {"ipc": -1}})") == "profile.counters.ipc: expected a number from 0 to 1e18, got -1");
+  CHECK(error(R"({"mix": {"packed_fp": 2147483647.0}})") == "profile.mix.packed_fp: wrong type");
+  CHECK(error(R"({"mix": {"total": 3000000000}})") ==
+        "profile.mix.total: expected an integer from 0 to 2147483647, got 3000000000");
+  CHECK(error(R"({"mix": {"total": -5}})") == "profile.mix.total: expected an integer from 0 to 2147483647, got -5");
 }
 
 TEST_CASE("the digest is a few hundred tokens of plain text with the numbers of every part") {

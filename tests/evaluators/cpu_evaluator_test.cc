@@ -14,6 +14,7 @@
 #include <doctest.h>
 
 #include "scale_task.h"
+#include "tests/testing.h"
 
 namespace kestrel {
 namespace {
@@ -127,6 +128,30 @@ TEST_SUITE("cpu_evaluator") {
     const Measurement undefined = Eval("scale_undefined_symbol");
     REQUIRE(undefined.outcome == Outcome::kBuildFailed);
     CHECK(undefined.log.find("missing_helper") != std::string::npos);
+    CheckStillMeasures();
+  }
+
+  TEST_CASE("a kernel's source compiles in the sandbox: it can read no file of this machine into its build") {
+    // `#include` of a file outside the build printed its lines into the
+    // build log (stored, and quoted to the LLM's fix prompt); `.incbin`
+    // put the whole file into the kernel.
+    testing::TempDir dir;
+    const std::filesystem::path secret = dir / "secret.txt";
+    testing::WriteFile(secret, "int kestrel_canary_7f3a = sk_live_canary_7f3a;\n");
+    Evaluator& evaluator = Shared();
+    const std::string include = "#include \"" + secret.string() + "\"\n" + testing::KernelSource("scale_ref");
+    const Measurement included =
+        evaluator.Evaluate(Candidate{include, {}, evaluator.Toolchain(), evaluator.Flags()});
+    INFO(ToString(included.outcome) << ": " << included.reason << "\n" << included.log);
+    CHECK(included.outcome == Outcome::kBuildFailed);
+    CHECK(included.log.find("secret.txt") != std::string::npos);  // not found there
+    CHECK(included.log.find("sk_live_canary_7f3a") == std::string::npos);
+    CHECK(included.reason.find("sk_live_canary_7f3a") == std::string::npos);
+    const std::string incbin = "__asm__(\".section .rodata\\n.incbin \\\"" + secret.string() +
+                               "\\\"\\n.text\");\n" + testing::KernelSource("scale_ref");
+    const Measurement embedded = evaluator.Evaluate(Candidate{incbin, {}, evaluator.Toolchain(), evaluator.Flags()});
+    INFO(ToString(embedded.outcome) << ": " << embedded.reason << "\n" << embedded.log);
+    CHECK(embedded.outcome == Outcome::kBuildFailed);
     CheckStillMeasures();
   }
 

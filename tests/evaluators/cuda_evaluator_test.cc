@@ -149,6 +149,26 @@ TEST_SUITE("cuda_evaluator") {
     CHECK(Contains(first, "error"));
   }
 
+  TEST_CASE("nvcc runs in the compiler's sandbox: a kernel's source can read no file of this machine") {
+    const SandboxReport sandbox = DetectSandbox(Scratch().path());
+    REQUIRE_MESSAGE(sandbox.bwrap, sandbox.bwrap_why);
+    const Task task = LoadCudaTask("softmax_cuda");
+    const std::filesystem::path secret = Scratch() / "secret.txt";
+    testing::WriteFile(secret, "int kestrel_canary = sk_live_canary_cuda;\n");
+    Candidate candidate{"#include \"" + secret.string() + "\"\n" + task.reference.text, {}, "nvcc", {"-O3"}};
+    const BuildResult build = BuildCudaCandidate(task, candidate, Scratch() / "reads_secret", DefaultNvcc(), "sm_90",
+                                                 {"-O3"}, 300, LocalExecutor(), sandbox.bwrap_path);
+    INFO(build.log);
+    CHECK_FALSE(build.ok);
+    CHECK(Contains(build.log, "secret.txt"));
+    CHECK_FALSE(Contains(build.log, "sk_live_canary_cuda"));
+    // The reference itself builds in the same sandbox.
+    Candidate honest{task.reference.text, {}, "nvcc", {"-O3"}};
+    const BuildResult built = BuildCudaCandidate(task, honest, Scratch() / "sandboxed_reference", DefaultNvcc(),
+                                                 "sm_90", {"-O3"}, 300, LocalExecutor(), sandbox.bwrap_path);
+    CHECK_MESSAGE(built.ok, built.log);
+  }
+
   TEST_CASE("a missing nvcc is a failed build, not an exception") {
     const Task task = LoadCudaTask("softmax_cuda");
     Candidate candidate{task.reference.text, {}, "nvcc", {"-O3"}};
