@@ -294,6 +294,32 @@ Result<RunSummary> ResumeSearch(const ResumeOptions& resume, const SearchOptions
   engine_options.progress_mode = options.progress_mode;
   engine_options.log_interval_s = options.log_interval_s;
   engine_options.saved_state = run->state_json;
+  // A finished run goes on only for the budget it is given: the one that
+  // stopped it must be among them (a --time alone on a run stopped by its
+  // evaluations stopped again at once, exit 0).
+  if (run->status == RunStatus::kFinished) {
+    const std::string& why = run->stop_reason;
+    std::string needed;
+    if (!resume.extra_time && !resume.extra_evaluations) {
+      // Nothing to extend: a session that stops at once, as the run did
+      // (a run stopped by its plateau or roofline went on searching).
+      engine_options.stopped = ParseStopReason(why);
+    } else if (why == "evaluations" && !resume.extra_evaluations) {
+      needed = "--max-evals";
+    } else if (why == "time" && !resume.extra_time) {
+      needed = "--time";
+    } else if (why == "usd") {
+      return Fail(Error::InvalidArgument(fmt::format(
+          "run {} is finished: its usd budget is spent, and resume extends only time and evaluations (start a "
+          "new run with a budget of its own)",
+          run->id)));
+    }
+    if (!needed.empty()) {
+      return Fail(Error::InvalidArgument(
+          fmt::format("run {} is finished (it stopped: {}); give {} to extend it", run->id, why, needed)));
+    }
+    engine_options.new_plateau = why == "plateau";
+  }
   auto budget = std::make_shared<Budget>(config->budget, SpentBy(*run, *events));
   budget->Extend(resume.extra_time, resume.extra_evaluations);
   engine_options.budget = budget;

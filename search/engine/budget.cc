@@ -1,5 +1,6 @@
 #include "search/engine/budget.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -55,8 +56,13 @@ BudgetLeft Budget::Left(double session_seconds, std::int64_t recorded) const {
 }
 
 void Budget::Extend(std::optional<Seconds> time, std::optional<std::int64_t> evaluations) {
-  if (time) limits_.time = limits_.time.value_or(Seconds(before_.seconds)) + *time;
-  if (evaluations) limits_.evaluations = limits_.evaluations.value_or(before_.evaluations) + *evaluations;
+  // From what was used when that is past the limit (a run overruns its time
+  // by its final confirmation, its evaluations by those in flight): the
+  // extension is all the person's, not partly eaten by the overrun.
+  if (time) limits_.time = std::max(limits_.time.value_or(Seconds(0)), Seconds(before_.seconds)) + *time;
+  if (evaluations) {
+    limits_.evaluations = std::max(limits_.evaluations.value_or(0), before_.evaluations) + *evaluations;
+  }
 }
 
 // Each call reserves its worst case, so a few calls in flight fill the

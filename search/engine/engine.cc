@@ -12,6 +12,7 @@
 
 #include "core/check.h"
 #include "search/engine/engine_impl.h"
+#include "search/engine/stop.h"
 
 namespace kestrel {
 
@@ -63,6 +64,7 @@ Result<RunSummary> Engine::Impl::Run() {
     Status started = LoadGraph();
     if (started) started = AddSeeds();
     if (started) started = RestoreState();
+    if (started && options_.stopped) stop_reason_ = *options_.stopped;
     if (!started) {
       (void)store_.FinishRun(options_.run_id, RunStatus::kFailed,
                              ToString(StopReason::Error("could not start: " + started.error().message())));
@@ -129,6 +131,9 @@ Result<RunSummary> Engine::Impl::Run() {
   });
 
   std::lock_guard lock(mutex_);
+  // A signal during the final confirmation or the profiles (after a budget
+  // stopped the search): the run is interrupted, and its resume confirms.
+  if (StopRequested() && (!stop_reason_ || stop_reason_->kind != StopKind::kError)) stop_reason_ = StopKind::kSignal;
   progress_.Finish(SnapshotLocked());
   summary_.stop_reason = stop_reason_.value_or(StopKind::kExhausted);
   summary_.interrupted = summary_.stop_reason.kind == StopKind::kSignal;

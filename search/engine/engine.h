@@ -65,6 +65,13 @@ struct EngineOptions {
   // The run's saved state (RunRecord::state_json) to continue from; "" or
   // "{}": a new run.
   std::string saved_state;
+  // A resumed run whose plateau budget was spent, extended by the person
+  // (--time, --max-evals): its count of results without a new best starts
+  // again, else the plateau would stop it at once.
+  bool new_plateau = false;
+  // A finished run resumed with no extension: the session stops at once,
+  // for the reason the run stopped.
+  std::optional<StopReason> stopped;
   // The strategy journal's rows after which a save writes one snapshot row
   // in their place (engine::GraphState::Journal); lowered by tests.
   std::int64_t journal_compact_rows = 4096;

@@ -18,6 +18,7 @@
 
 #include "search/engine/confirmation_rule.h"
 #include "search/engine/engine_impl.h"
+#include "search/engine/stop.h"
 
 namespace kestrel {
 
@@ -117,7 +118,10 @@ void Engine::Impl::FinalConfirmation() {
         std::lock_guard lock(mutex_);
         if (config_.confirm.top <= 0 || config_.confirm.rounds <= 0) return;
         if (stop_reason_ && (stop_reason_->kind == StopKind::kSignal || stop_reason_->kind == StopKind::kError)) return;
-        if (summary_.evaluations == 0) return;  // nothing new since the last confirmation
+        if (StopRequested()) return;  // a signal after the search stopped for its budget
+        // Nothing new since the last final confirmation that ended (one a
+        // SIGKILL cut short is done again by the resumed run).
+        if (RunEvaluationsLocked() <= confirmed_through_) return;
         // Same-code copies are not re-measured: their code is their twin's, timed as itself.
         std::vector<NodeId> top = BestTimedLocked(static_cast<std::size_t>(config_.confirm.top) + unstable.size());
         if (pass == 0 && incumbent_ != 0 && std::find(top.begin(), top.end(), incumbent_) == top.end()) {
@@ -149,7 +153,9 @@ void Engine::Impl::FinalConfirmation() {
       for (const Job& job : built) {
         {
           std::lock_guard lock(mutex_);
-          if (stop_reason_ && stop_reason_->kind == StopKind::kSignal) return;  // interrupted: nothing half-judged is stored
+          // Interrupted (also by a signal after a budget stopped the search):
+          // nothing half-judged is stored.
+          if ((stop_reason_ && stop_reason_->kind == StopKind::kSignal) || StopRequested()) return;
         }
         measurements.emplace_back(job.node, evaluator_.Measure(job.candidate, job.build));
       }
@@ -185,7 +191,9 @@ void Engine::Impl::FinalConfirmation() {
                               nlohmann::json{{"node", best}, {"speedup", all_medians.at(best)}, {"final", true}}.dump());
   }
   // The incumbent chosen here (or demoted by a hidden shape above) is the
-  // one a resumed run judges challengers against: saved with the event.
+  // one a resumed run judges challengers against: saved with the event, and
+  // with it that this confirmation ended.
+  confirmed_through_ = RunEvaluationsLocked();
   notes.run_state = SaveStateLocked();
   if (auto saved = state_.AddRound({}, std::move(notes)); !saved) return Fatal(saved.error());
 }

@@ -310,6 +310,10 @@ class Engine::Impl {
   int unstarted_ = 0;             // of those, the ones not yet sent to build
   std::int64_t started_ = 0;      // candidates sent to build by this session
   std::int64_t since_best_ = 0;
+  // The run's evaluations (all sessions') when its last final confirmation
+  // ended; saved, so that a resumed run confirms what a killed one did not.
+  std::int64_t confirmed_through_ = 0;
+  std::int64_t RunEvaluationsLocked() const { return options_.budget->before().evaluations + summary_.evaluations; }
   NodeId incumbent_ = 0;          // the best node, confirmed; 0: none measured yet
   std::optional<StopReason> stop_reason_;
   // What people said, as of action `seen` (engine_human.cc).

@@ -123,6 +123,7 @@ std::string Engine::Impl::SaveStateLocked(const std::optional<MadeBy>& also) con
                         {"recent_failures", recent_failures_},
                         {"in_flight", made},
                         {"since_best", since_best_},
+                        {"confirmed_through", confirmed_through_},
                         {"incumbent", incumbent_},
                         {"strategy", strategy_->SaveState(Strategy::StateParts::kWithoutJournal)},
                         {"fixes", fixes},
@@ -141,6 +142,10 @@ Status Engine::Impl::RestoreState() {
     if (state.at("version").get<int>() != 1) return Fail(Error::Corruption(where + ": unknown version"));
     selections_ = state.at("selections").get<std::uint64_t>();
     since_best_ = state.at("since_best").get<std::int64_t>();
+    // A state from before the field: its last session's evaluations were
+    // confirmed as it ended (what was assumed then).
+    confirmed_through_ = state.value("confirmed_through", options_.budget->before().evaluations);
+    if (options_.new_plateau) since_best_ = 0;
     if (const NodeId incumbent = state.value("incumbent", NodeId{0}); incumbent != 0 && graph_.Contains(incumbent) &&
                                                                        graph_.Node(incumbent).speedup) {
       incumbent_ = incumbent;
@@ -215,6 +220,8 @@ std::optional<StopReason> Engine::Impl::StopReasonLocked() const {
   if (StopRequested()) return StopKind::kSignal;
   const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   if (const auto spent = options_.budget->Check(BudgetUse::Active(seconds))) return *spent;
+  // Checked after each result too; here for a resumed run already past it.
+  if (options_.budget->Check(BudgetUse::SinceBest(since_best_)) == StopKind::kPlateau) return StopKind::kPlateau;
   return std::nullopt;
 }
 

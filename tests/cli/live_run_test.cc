@@ -51,9 +51,48 @@ bool WaitForRun(Workspace& workspace, int evaluations, const Process& process) {
   return false;
 }
 
+// Waits until `process` has printed `text` (stdout or stderr); false when it
+// exits first or after 60 s.
+bool WaitForOutput(const Process& process, const std::string& text) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Contains(testing::ReadFile(process.out) + testing::ReadFile(process.err), text)) return true;
+    if (Workspace::Poll(process)) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
 }  // namespace
 
 TEST_SUITE("cli") {
+  TEST_CASE("a SIGINT or a SIGKILL during the final confirmation: the resumed run confirms") {
+    // The first SIGINT once went unheard there (the run had stopped for its
+    // budget): the confirmation went on and the run ended finished, exit 0.
+    // A run killed there was never confirmed: its resume saw "nothing new".
+    Workspace workspace;
+    const Process run = workspace.Spawn({"run", "--task", "affine_wide", "--max-evals", "3", "--min-time", "0.05"});
+    REQUIRE(WaitForOutput(run, "confirming the top"));
+    REQUIRE(kill(run.pid, SIGINT) == 0);
+    const Exec stopped = Workspace::Wait(run);
+    INFO("stderr: " << stopped.err);
+    CHECK(stopped.code == 130);
+    CHECK(ParseJson(workspace.Run({"runs", "--json"}))[0].at("status") == "interrupted");
+    const Exec resumed = workspace.Run({"resume", "--run", "1"});
+    CHECK_MESSAGE(resumed.code == 0, resumed.err);
+    CHECK(Contains(resumed.out + resumed.err, "confirming the top"));
+    CHECK(ParseJson(workspace.Run({"runs", "--json"}))[0].at("status") == "finished");
+
+    const Process killed =
+        workspace.Spawn({"run", "--task", "affine_wide", "--max-evals", "3", "--min-time", "0.05", "--fresh"});
+    REQUIRE(WaitForOutput(killed, "confirming the top"));
+    REQUIRE(kill(killed.pid, SIGKILL) == 0);
+    CHECK(Workspace::Wait(killed).code != 0);
+    const Exec after = workspace.Run({"resume", "--run", "2"});
+    CHECK_MESSAGE(after.code == 0, after.err);
+    CHECK(Contains(after.out + after.err, "confirming the top"));
+  }
+
   TEST_CASE("readers work while a run writes") {
     Workspace workspace;
     const Process writer = workspace.Spawn(

@@ -111,6 +111,15 @@ TEST_SUITE("cli resume") {
     const Exec nothing = workspace.Run({"resume"});
     CHECK(nothing.code == 1);
     CHECK(nothing.err.find("no unfinished run") != std::string::npos);
+    // A finished run goes on only for the budget that stopped it: --time
+    // alone stopped again at once ("the evaluation budget is spent"), exit 0.
+    // Without an extension the session stops at once, as the run did.
+    const Exec plain = workspace.Run({"resume", "--run", "1", "--quiet", "--json"});
+    CHECK_MESSAGE(plain.code == 0, plain.err);
+    CHECK(ParseJson(plain).at("evaluations") == 0);
+    const Exec timed = workspace.Run({"resume", "--run", "1", "--time", "20s", "--quiet"});
+    CHECK(timed.code == 2);
+    CHECK_MESSAGE(timed.err.find("give --max-evals to extend it") != std::string::npos, timed.err);
 
     const Exec more = workspace.Run({"resume", "--run", "1", "--max-evals", "2", "--quiet", "--json"});
     const json summary = ParseJson(more);

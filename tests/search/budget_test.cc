@@ -163,6 +163,14 @@ TEST_SUITE("budget") {
       CHECK(*budget.Left(0.0, 0).seconds == doctest::Approx(20.0));
       CHECK(*budget.Left(0.0, 0).evaluations == 3);
     }
+    SUBCASE("a run past its limits (its final confirmation, its evaluations in flight) gets the whole extension") {
+      // 8 s budget, 13.55 s spent: --time 10s gave 4.45 s; 6 evaluations
+      // budgeted, 8 made: --max-evals 3 gave 1.
+      Budget budget(BudgetConfig{Seconds(8), 6, std::nullopt, std::nullopt}, BudgetSpent{8, 13.55, 0.0});
+      budget.Extend(Seconds(10), 3);
+      CHECK(*budget.Left(0.0, 0).seconds == doctest::Approx(10.0));
+      CHECK(*budget.Left(0.0, 0).evaluations == 3);
+    }
     SUBCASE("nothing given: unchanged") {
       Budget budget(BudgetConfig{}, BudgetSpent{3, 5.0, 0.0});
       budget.Extend(std::nullopt, std::nullopt);
