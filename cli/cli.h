@@ -23,6 +23,9 @@ namespace kestrel::cli {
 // and NonNegativeNumber print their range up to DBL_MAX in 300 digits.
 CLI::Validator AboveZero();
 CLI::Validator ZeroOrMore();
+// A duration as ParseDuration reads it ("90s", "1h30m"); an empty one is
+// refused, not taken for no flag.
+CLI::Validator ADuration();
 
 
 // Options every subcommand shares.

@@ -31,7 +31,7 @@ void AddResumeCommand(CLI::App& app, Cli& cli) {
   auto flags = std::make_shared<ResumeFlags>();
   CLI::App* resume = app.add_subcommand("resume", "continue a run (default: the newest unfinished one)");
   resume->add_option("--run", flags->run, "the run to continue")->check(AboveZero());
-  resume->add_option("--time", flags->time, "extend the time budget by this much: 90s, 10m, 8h, 1h30m");
+  resume->add_option("--time", flags->time, "extend the time budget by this much: 90s, 10m, 8h, 1h30m")->check(ADuration());
   resume->add_option("--max-evals", flags->max_evals, "extend the evaluation budget by N")->check(AboveZero());
   resume->add_flag("--retry", flags->retry,
                    "continue a run that stopped with an error (once a Kestrel with the fix is installed)");

@@ -67,7 +67,7 @@ void AddRunCommand(CLI::App& app, Cli& cli) {
   CLI::App* run = app.add_subcommand("run", "start a search from a run config and/or flags");
   run->add_option("config", flags->config_file, "a run config (JSON); flags override its values");
   run->add_option("--task", flags->task, "the task to search");
-  run->add_option("--time", flags->time, "wall-time budget: 90s, 10m, 8h, 1h30m (default 10m without other budget)");
+  run->add_option("--time", flags->time, "wall-time budget: 90s, 10m, 8h, 1h30m (default 10m without other budget)")->check(ADuration());
   run->add_option("--strategy", flags->strategy, "model (default), portfolio, graph-ucb, beam, greedy, islands or random");
   run->add_option("--max-evals", flags->max_evals, "evaluation budget")->check(AboveZero());
   run->add_option("--plateau", flags->plateau, "stop after N evaluations without a new best")->check(AboveZero());

@@ -144,14 +144,19 @@ void AddShowCommand(CLI::App& app, Cli& cli) {
       if (edge.parent == node->id) same_code_as = edge.child;
       if (edge.child == node->id) same_code_copies.push_back(edge.parent);
     }
-    const auto not_same_code = [&](std::vector<NodeId> ids) {
-      std::erase_if(ids, [&](NodeId id) {
-        return id == same_code_as || std::find(same_code_copies.begin(), same_code_copies.end(), id) != same_code_copies.end();
-      });
-      return ids;
-    };
-    const auto parents = not_same_code(loaded->graph.Parents(node->id));
-    const auto children = not_same_code(loaded->graph.Children(node->id));
+    // Parents and children by the edges that are derivations: a node can be
+    // both its parent's child and its same-code copy (the derive edge was
+    // hidden with the same_code one when filtered by node).
+    std::vector<NodeId> parents, children;
+    for (const GraphEdge& edge : loaded->graph.Edges()) {
+      if (edge.kind == EdgeKind::kSameCode) continue;
+      if (edge.child == node->id && std::find(parents.begin(), parents.end(), edge.parent) == parents.end()) {
+        parents.push_back(edge.parent);
+      }
+      if (edge.parent == node->id && std::find(children.begin(), children.end(), edge.child) == children.end()) {
+        children.push_back(edge.child);
+      }
+    }
 
     if (*json) {
       nlohmann::json document = ToJson(*node, true);

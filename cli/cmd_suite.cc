@@ -102,7 +102,7 @@ void AddSuiteRun(CLI::App& suite, Cli& cli) {
   run->add_option("--level", flags->levels, "the tasks of this level (1, 2 or 3; repeatable)")
       ->check(CLI::Range(1, 3));
   run->add_option("--tasks", flags->tasks, "these tasks (comma-separated)")->delimiter(',');
-  auto* time = run->add_option("--time-per-task", flags->time_per_task, "each task's time budget: 90s, 3m, 1h");
+  auto* time = run->add_option("--time-per-task", flags->time_per_task, "each task's time budget: 90s, 3m, 1h")->check(ADuration());
   run->add_option("--evals-per-task", flags->evals_per_task, "each task's evaluation budget")
       ->check(AboveZero())
       ->excludes(time);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "core/duration.h"
 #include "search/run_session.h"
 
 namespace kestrel::cli {
@@ -55,6 +56,15 @@ CLI::Validator NumberAtLeast(double least, bool inclusive, const std::string& wo
 
 CLI::Validator AboveZero() { return NumberAtLeast(0, false, "a number above zero"); }
 CLI::Validator ZeroOrMore() { return NumberAtLeast(0, true, "a number, zero or more"); }
+
+CLI::Validator ADuration() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto duration = ParseDuration(text);
+        return duration ? std::string() : duration.error().message();
+      },
+      "DURATION");
+}
 
 int Cli::Report(const Error& error) {
   std::cerr << "kestrel: " << error.message() << "\n";

@@ -40,6 +40,20 @@ Result<std::optional<GraphLock>> GraphLock::TakeByte(const std::filesystem::path
   return std::optional<GraphLock>(GraphLock(fd));
 }
 
+bool GraphLock::Held(const std::filesystem::path& db, std::int64_t graph_id) {
+  // Read access suffices to ask: a run's write lock conflicts with a read lock.
+  const int fd = ::open(GraphLockFile(db).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock lock {};
+  lock.l_type = F_RDLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = static_cast<off_t>(graph_id);
+  lock.l_len = 1;
+  const bool held = ::fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+  ::close(fd);
+  return held;
+}
+
 GraphLock::GraphLock(GraphLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
 
 GraphLock& GraphLock::operator=(GraphLock&& other) noexcept {

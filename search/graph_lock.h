@@ -27,6 +27,11 @@ class GraphLock {
   // run one suite's tasks (each twice, and the live one's marked failed).
   static Result<std::optional<GraphLock>> TakeSuite(const std::filesystem::path& db, std::int64_t suite_id);
 
+  // Whether a process holds the lock of `graph_id` now (F_OFD_GETLK: the
+  // lock is only looked at, so a run starting meanwhile is not refused);
+  // false when the lock file does not exist.
+  static bool Held(const std::filesystem::path& db, std::int64_t graph_id);
+
   GraphLock(GraphLock&& other) noexcept;
   GraphLock& operator=(GraphLock&& other) noexcept;
   GraphLock(const GraphLock&) = delete;

@@ -158,7 +158,7 @@ std::optional<ConfirmationVerdict> ParseConfirmationVerdict(std::string_view tex
 // One row of `kestrel best`: a node and its best measurement.
 struct BestRow {
   std::int64_t node_id = 0;
-  std::int64_t run_id = 0;  // the run that took the measurement
+  std::int64_t run_id = 0;  // the run that made the node (0: none, a person's)
   std::string task_name;
   std::string host_name;  // of the measurement; "" when it has no host
   double speedup = 0.0;
@@ -198,7 +198,7 @@ struct ConfirmationRecord {
 // Filters of Store::Best; an empty filter does not filter.
 struct BestQuery {
   std::optional<std::string> task;     // task name
-  std::optional<std::int64_t> run_id;  // measurements taken during this run
+  std::optional<std::int64_t> run_id;  // nodes this run made (each ranked over all its measurements)
   std::optional<std::string> host;     // measurements taken on a host of this name
   int top = 10;                        // at most this many rows; <= 0: all
 };

@@ -569,14 +569,14 @@ Result<std::vector<BestRow>> Store::Best(const BestQuery& query) {
       WHERE m.outcome = 'measured' AND m.purpose <> 'same_code'
         AND n.status = 'measured'  -- not a node a later check found wrong (hidden shapes)
         AND (?1 IS NULL OR t.name = ?1)
-        AND (?2 IS NULL OR m.run_id = ?2)
+        AND (?2 IS NULL OR n.run_id = ?2)  -- the run's own nodes, each over all its results (as `show`)
         AND (?3 IS NULL OR m.host_id IN (SELECT id FROM hosts WHERE name = ?3))),
     medians AS (
       SELECT node_id, avg(speedup) AS median, max(n) AS n, max(lo) AS lo, max(hi) AS hi,
              min(CASE WHEN k = (n + 1) / 2 THEN measurement_id END) AS measurement_id
       FROM passing WHERE k IN ((n + 1) / 2, (n + 2) / 2) GROUP BY node_id),
     top AS (SELECT * FROM medians ORDER BY median DESC, node_id LIMIT ?4)
-    SELECT top.node_id, p.run_id, t.name, coalesce(h.name, ''), top.median, n.knobs_json, n.mutation,
+    SELECT top.node_id, coalesce(n.run_id, 0), t.name, coalesce(h.name, ''), top.median, n.knobs_json, n.mutation,
            top.measurement_id, p.created_at, p.roofline_fraction, top.n,
            CASE WHEN top.median > 0 THEN (top.hi - top.lo) / top.median ELSE 0 END,
            coalesce((SELECT c.verdict FROM confirmations c WHERE c.node_id = top.node_id ORDER BY c.id DESC LIMIT 1), ''),

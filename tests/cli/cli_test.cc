@@ -369,6 +369,18 @@ TEST_SUITE("cli") {
     REQUIRE_FALSE(steps.empty());
     CHECK(steps.front().at("mutation") == "seed:seed.cpp");
     CHECK(steps.back().at("node") == top);
+    // --diff (CONTRACT.md): each step's knob changes and its source diff
+    // (knob moves change no source).
+    const Exec changes = workspace.Run({"lineage", std::to_string(top), "--diff"});
+    REQUIRE(changes.code == 0);
+    if (steps.size() > 1) {
+      CHECK_MESSAGE(Contains(changes.out, "== step 1: node "), changes.out);
+      CHECK_MESSAGE(Contains(changes.out, "knobs: "), changes.out);
+      CHECK_MESSAGE(Contains(changes.out, "source: unchanged"), changes.out);
+      const json with_diff = ParseJson(workspace.Run({"lineage", std::to_string(top), "--diff", "--json"}));
+      CHECK(with_diff.back().at("diff") == "");
+      CHECK_FALSE(with_diff.back().at("knob_changes").get<std::string>().empty());
+    }
 
     const fs::path exported = workspace.path() / "best.cpp";
     const Exec write = workspace.Run({"export", std::to_string(top), "-o", exported.string()});
@@ -500,12 +512,15 @@ void axpy(const float* x, float* y, int64_t n) {
       CHECK_MESSAGE(Contains(resume.err, "no run 999"), resume.err);
     }
     SUBCASE("a duration that is not one, or zero") {
+      // "" was taken for no flag: a default 10-minute search.
       for (const char* time : {"1.2.3s", "0s", ""}) {
         CAPTURE(time);
         const Exec run = workspace.Run({"run", "--task", "affine", "--time", time, "--quiet"});
-        if (std::string(time).empty()) continue;  // an empty flag is no flag
         CHECK(run.code == 2);
         CHECK_MESSAGE(Contains(run.err, "--time"), run.err);
+        const Exec resume = workspace.Run({"resume", "--run", "1", "--time", time, "--quiet"});
+        CHECK(resume.code == 2);
+        CHECK_MESSAGE(Contains(resume.err, "--time"), resume.err);
       }
     }
     SUBCASE("kestrel add with the config of another task") {

@@ -190,9 +190,13 @@ TEST_SUITE("cli") {
     CHECK(resumed.code == 1);
     CHECK(Contains(resumed.err, "run 1 (task affine_wide) is running in another kestrel process"));
     CHECK(ParseJson(workspace.Run({"runs", "--json"})).size() == 1);  // the refused run made no run
-    // A SIGKILLed run leaves no lock behind: it resumes at once.
+    CHECK(ParseJson(workspace.Run({"runs", "--json"}))[0].at("alive") == true);
+    // A SIGKILLed run leaves no lock behind: it resumes at once. `runs`
+    // says it is gone (it showed "running" for ever).
     REQUIRE(kill(run.pid, SIGKILL) == 0);
     CHECK(Workspace::Wait(run).code != 0);
+    CHECK(ParseJson(workspace.Run({"runs", "--json"}))[0].at("alive") == false);
+    CHECK(Contains(workspace.Run({"runs"}).out, "killed (kestrel resume)"));
     const Exec after = workspace.Run({"resume", "--run", "1", "--max-evals", "1", "--quiet"});
     INFO("stderr: " << after.err);
     CHECK(after.code == 0);
