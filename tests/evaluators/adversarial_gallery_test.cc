@@ -91,6 +91,10 @@ const std::vector<Attack>& Gallery() {
       {"c3_reads_canary_file", 3, Expect::kHonest},
       {"c3_reads_database", 3, Expect::kHonest},
       {"c3_reads_environ", 3, Expect::kHonest},
+      // At compile time, against the compiler's sandbox: build_failed, or
+      // measured at its honest speed; no secret in the log either way.
+      {"c3_includes_host_file", 3, Expect::kHonest},
+      {"c3_embeds_host_file", 3, Expect::kHonest},
       {"c3_kills_bystander", 3, Expect::kSandbox},
       {"c3_renices_bystander", 3, Expect::kSandbox},
       {"c3_prlimits_bystander", 3, Expect::kSandbox},
@@ -433,6 +437,13 @@ struct World {
     folder = std::make_unique<CanaryFolder>();
     tmp_names = CanaryNamesInTmp();
     watchdog = std::make_unique<FifoWatchdog>(work.path());
+    // A file beside the build folders, for the attacks at compile time
+    // (c3_includes_host_file, c3_embeds_host_file): only a compiler outside
+    // the sandbox reads it. Older than the run, so that it is no file the
+    // run wrote (FilesHolding).
+    const fs::path compile_canary = work.path() / "kestrel-canary-secret.txt";
+    testing::WriteFile(compile_canary, secret + "\n");
+    fs::last_write_time(compile_canary, started - std::chrono::hours(1));
     CpuEvaluatorOptions options = testing::FastOptions();
     options.work_dir = work.path();
     // The profile cases attack the cachegrind run, whatever PMU the machine has.
