@@ -1,8 +1,6 @@
 #include "evaluators/compiler.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <sstream>
 #include <system_error>
 
 #include "core/text_lines.h"
@@ -99,21 +97,10 @@ std::vector<std::string> CompilerSandboxArgs(const std::string& bwrap, const std
   view.cwd = dir;
   // A compiler outside /usr (a toolchain in /opt, a user's own build): its
   // installation, the folder above its bin/, read-only.
-  std::filesystem::path found = compiler;
-  if (compiler.find('/') == std::string::npos) {
-    const char* path = std::getenv("PATH");
-    std::istringstream folders(path != nullptr ? path : "");
-    for (std::string folder; std::getline(folders, folder, ':');) {
-      std::error_code error;
-      if (!folder.empty() && std::filesystem::exists(std::filesystem::path(folder) / compiler, error)) {
-        found = std::filesystem::path(folder) / compiler;
-        break;
-      }
-    }
-  }
+  auto found = FindProgram(compiler);  // not found: it fails in the sandbox as it would outside
   std::error_code error;
-  const std::filesystem::path real = std::filesystem::weakly_canonical(found, error);
-  if (!error && real.is_absolute() && real.string().rfind("/usr/", 0) != 0) {
+  const std::filesystem::path real = found ? std::filesystem::weakly_canonical(*found, error) : "";
+  if (found && !error && real.is_absolute() && real.string().rfind("/usr/", 0) != 0) {
     view.read_only.push_back(real.parent_path().parent_path());
   }
   std::vector<std::string> env = ProgramEnvironment({}, "/tmp");
