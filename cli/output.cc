@@ -261,14 +261,22 @@ void PrintRunSummary(const RunSummary& summary, bool json) {
                                 {"best_node", summary.best_node ? nlohmann::json(*summary.best_node) : nlohmann::json()},
                                 {"best_speedup", summary.best_speedup},
                                 {"stop_reason", ToString(summary.stop_reason)},
-                                {"seconds", summary.seconds}},
+                                {"seconds", summary.seconds},
+                                {"search_seconds", summary.search_seconds}},
                     2)
               << "\n";
     return;
   }
   std::string outcomes;
   for (const auto& [outcome, count] : summary.outcomes) outcomes += fmt::format(" {} {}", outcome, count);
-  out << fmt::format("run {} stopped after {:.0f}s: {}\n", summary.run_id, summary.seconds,
+  // The final confirmation follows the budget's stop: say what it took
+  // when it is a visible share of the run.
+  const double closing = summary.seconds - summary.search_seconds;
+  const std::string closing_note =
+      closing >= 1.0 && closing >= 0.05 * summary.seconds
+          ? fmt::format(" (searched {:.0f}s, then {:.0f}s confirming the top)", summary.search_seconds, closing)
+          : "";
+  out << fmt::format("run {} stopped after {:.0f}s{}: {}\n", summary.run_id, summary.seconds, closing_note,
                      StopReasonText(summary.stop_reason));
   out << fmt::format("{} evaluations ({}), {} duplicate proposals skipped\n", summary.evaluations,
                      outcomes.empty() ? std::string("none") : outcomes.substr(1), summary.duplicates);

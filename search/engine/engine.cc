@@ -119,6 +119,10 @@ Result<RunSummary> Engine::Impl::Run() {
       std::lock_guard lock(mutex_);
       StopLocked(StopReason::Error(error.what()));
     }
+    {
+      std::lock_guard lock(mutex_);
+      summary_.search_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    }
     try {
       FinalConfirmation();  // not after an error stop
       ProfileTop();
@@ -182,7 +186,8 @@ Engine::Impl::Route Engine::Impl::RecordStage(const Event& event, Job& out) {
 }
 
 Engine::Impl::Event Engine::Impl::BuildStage(const Job& job) {
-  engine::Measured failed{job, {}, {}, {}, {}};
+  engine::Measured failed;
+  failed.job = job;
   try {
     failed.job.build = evaluator_.Build(job.candidate);
     if (failed.job.build.ok) return engine::Built{std::move(failed.job)};
@@ -196,7 +201,17 @@ Engine::Impl::Event Engine::Impl::BuildStage(const Job& job) {
 }
 
 Engine::Impl::Event Engine::Impl::MeasureStage(const Job& job) {
-  engine::Measured result{job, {}, {}, {}, {}};
+  engine::Measured result;
+  result.job = job;
+  {
+    // Out of time while it waited for a slot (a queue of built candidates
+    // is not measured past the budget, each a full measurement).
+    std::lock_guard lock(mutex_);
+    if (const auto reason = StopReasonLocked(); reason && reason->kind == StopKind::kTime) {
+      result.deferred = true;
+      return result;
+    }
+  }
   engine::DeviceSlot slot(device_slots_);
   try {
     result.measurement = evaluator_.Measure(job.candidate, job.build);

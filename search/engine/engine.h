@@ -94,6 +94,9 @@ struct RunSummary {
   StopReason stop_reason;
   bool interrupted = false;  // stopped by a signal
   double seconds = 0.0;
+  // Of `seconds`, the search's (until its last result); the rest is the
+  // final confirmation and the top's profiles, which follow any budget stop.
+  double search_seconds = 0.0;
 };
 
 class Engine {

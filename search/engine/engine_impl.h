@@ -107,6 +107,9 @@ struct Measured {
   // A broken invariant met in a stage other than record (its message): the
   // run stops with it (StopKind::kError).
   std::string fatal;
+  // Not measured: the time budget was spent while it waited for a measure
+  // slot. It stays `built`, and the next run of the task measures it first.
+  bool deferred = false;
 };
 using Event = std::variant<EvaluateNode, Proposed, Declined, Built, Measured>;
 

@@ -175,6 +175,7 @@ void Engine::Impl::RecordSameCodeLocked(const Job& job, NodeId twin) {
 }
 
 Engine::Impl::Route Engine::Impl::RecordLocked(engine::Measured& message, Job&) {
+  if (message.deferred) return Route::kDone;  // left `built`, as the build stage leaves one out of time
   if (!message.fatal.empty()) StopLocked(StopReason::Error(message.fatal));
   const Job& job = message.job;
   // The measure stage claimed the node for its profile (engine_profile.cc).

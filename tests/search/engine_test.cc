@@ -276,6 +276,35 @@ TEST_SUITE("engine") {
     }
   }
 
+  TEST_CASE("out of time, built candidates waiting for the measure slot are left built, not measured") {
+    StopGuard guard;
+    Harness harness;
+    // One slot, 300 ms a measurement, six candidates in flight: a queue of
+    // built candidates forms behind the slot.
+    FakeEvaluator evaluator(testing::FakeSpeedup, [](const KnobValues&) { return Outcome::kMeasured; }, 300ms);
+    RunConfig config = Config();
+    config.parallel.max_in_flight = 6;
+    config.budget.time = Seconds(0.5);
+    const RunSummary summary = Must(harness.Run(evaluator, config));
+    CHECK(summary.stop_reason == StopKind::kTime);
+    // Measurements one at a time from the session's start: at most two start
+    // within 0.5 s (a slow machine starts fewer), none after it.
+    CHECK(evaluator.Evaluations() >= 1);
+    CHECK(evaluator.Evaluations() <= 2);
+    CHECK(summary.evaluations == evaluator.Evaluations());
+    CHECK(summary.search_seconds >= 0.5);
+    CHECK(summary.search_seconds <= summary.seconds);
+    int left_built = 0;
+    for (const NodeRecord& node : harness.Nodes()) left_built += node.status == NodeStatus::kBuilt ? 1 : 0;
+    CHECK(left_built >= 1);
+    // The next run measures them before anything new.
+    config.budget.time.reset();
+    config.budget.evaluations = left_built;
+    const RunSummary next = Must(harness.Run(evaluator, config));
+    CHECK(next.evaluations == left_built);
+    CheckAllFinal(harness.Nodes());
+  }
+
   TEST_CASE("RequestStop from another thread ends the run as interrupted, with everything in flight recorded") {
     StopGuard guard;
     Harness harness;
