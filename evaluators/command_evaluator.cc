@@ -300,7 +300,14 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
   run.cwd = dir;
   run.timeout_s = options_.build_timeout_s;
   run.env = EnvironmentWith({"LC_ALL=C"});
+  // In the run command's sandbox, with the build folder writable: a build
+  // reads the LLM's source (and may load it), so it sees only the task, the
+  // binds and its own folder, none of the environment's secrets. A build on
+  // a cluster's node gets no bubblewrap of this host's.
+  const bool confined = sandbox_.Confined() && options_.build_executor->RunsHere();
+  if (confined) run.argv = sandbox_.WrapBuild(std::move(run.argv), task_.dir, dir);
   auto ran = options_.build_executor->Run(run, "build");
+  if (ran && confined) sandbox_.Unwrap(*ran);
   result.seconds = Since(start);
   if (!ran) {
     result.log = "error: the build command cannot start: " + ran.error().message() + "\n";

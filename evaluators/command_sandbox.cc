@@ -76,6 +76,22 @@ std::vector<std::string> CommandSandbox::Wrap(std::vector<std::string> argv, con
   if (bwrap_.empty()) return argv;
   ProgramView view;
   view.read_only = {std::filesystem::absolute(task_dir), std::filesystem::absolute(build_dir)};
+  view.writable = {std::filesystem::absolute(workdir)};
+  for (const auto& path : hidden) view.hidden.push_back(std::filesystem::absolute(path).lexically_normal());
+  return WrapIn(std::move(argv), std::move(view));
+}
+
+std::vector<std::string> CommandSandbox::WrapBuild(std::vector<std::string> argv,
+                                                   const std::filesystem::path& task_dir,
+                                                   const std::filesystem::path& build_dir) const {
+  if (bwrap_.empty()) return argv;
+  ProgramView view;
+  view.read_only = {std::filesystem::absolute(task_dir)};
+  view.writable = {std::filesystem::absolute(build_dir)};
+  return WrapIn(std::move(argv), std::move(view));
+}
+
+std::vector<std::string> CommandSandbox::WrapIn(std::vector<std::string> argv, ProgramView view) const {
   view.read_only.insert(view.read_only.end(), binds_.begin(), binds_.end());
   // Files the command names by absolute path (its program, a harness script
   // kept elsewhere) are what it needs: visible, read-only.
@@ -84,11 +100,11 @@ std::vector<std::string> CommandSandbox::Wrap(std::vector<std::string> argv, con
     std::error_code error;
     if (!path.is_absolute() || Under(path, "/usr") || !std::filesystem::is_regular_file(path, error)) continue;
     const bool seen = std::any_of(view.read_only.begin(), view.read_only.end(),
+                                  [&](const std::filesystem::path& bound) { return Under(path, bound); }) ||
+                      std::any_of(view.writable.begin(), view.writable.end(),
                                   [&](const std::filesystem::path& bound) { return Under(path, bound); });
     if (!seen) view.read_only.push_back(path.lexically_normal());
   }
-  view.writable = {std::filesystem::absolute(workdir)};
-  for (const auto& path : hidden) view.hidden.push_back(std::filesystem::absolute(path).lexically_normal());
   for (const auto& pattern : device_patterns_) {
     for (auto& device : Glob(pattern)) view.devices.push_back(std::move(device));
   }
@@ -107,7 +123,7 @@ std::string CommandSandbox::Summary() const {
   if (unconfined_) return "sandbox: NONE (evaluator.sandbox is \"none\": the run command runs unconfined)";
   if (bwrap_.empty()) return "sandbox: none (INCOMPLETE: " + gap_ + ")";
   return "sandbox: bwrap (user, pid, ipc, network namespaces; no capabilities; the task, the build and the work dir"
-         " only) + seccomp denylist (namespaces, mounts, ptrace, keyrings, bpf, io_uring, ...)";
+         " only; the build command too) + seccomp denylist (namespaces, mounts, ptrace, keyrings, bpf, io_uring, ...)";
 }
 
 }  // namespace kestrel

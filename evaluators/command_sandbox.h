@@ -11,8 +11,12 @@
 // "/dev/nvidia*") and `pass_env` (variables passed in with their values).
 // A seccomp denylist rather than an allowlist (kestrel-confine,
 // confine/denylist.h): a harness is an arbitrary program (interpreters,
-// JITs, GPU drivers) that no allowlist fits. The build command is not
-// sandboxed (it compiles the kernel; it does not run it).
+// JITs, GPU drivers) that no allowlist fits. The build command runs in the
+// same sandbox (WrapBuild) with its build folder writable instead of a work
+// dir: a compiler reading an LLM's source can be made to read host files
+// (`#include "/home/me/.ssh/id_rsa"`, whose text the error log would carry
+// to the database and the next prompt), and a build that imports the
+// kernel (an ahead-of-time compile of a Python kernel) runs it.
 //
 // The answer itself is the harness's: a kernel in the harness's process can
 // write it (docs/COMMAND_PROTOCOL.md says so); the sandbox keeps the kernel
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "evaluators/sandbox_args.h"
 
 namespace kestrel {
 
@@ -52,6 +57,13 @@ class CommandSandbox {
                                 const std::filesystem::path& build_dir, const std::filesystem::path& workdir,
                                 const std::vector<std::filesystem::path>& hidden = {}) const;
 
+  // The build command (expanded) wrapped in the sandbox: the task's folder
+  // read-only, `build_dir` writable and the working directory, the binds,
+  // devices, files named by absolute path and pass_env as for Wrap.
+  // Unchanged without a sandbox.
+  std::vector<std::string> WrapBuild(std::vector<std::string> argv, const std::filesystem::path& task_dir,
+                                     const std::filesystem::path& build_dir) const;
+
   // How a wrapped command ended, as if it had run unwrapped: bubblewrap
   // exits with 128 + N when the command was killed by signal N.
   void Unwrap(SubprocessResult& ended) const;
@@ -64,6 +76,10 @@ class CommandSandbox {
   std::string Summary() const;
 
  private:
+  // `argv` under bubblewrap with `view` (cwd: its first writable folder),
+  // plus the binds, devices and the files argv names by absolute path.
+  std::vector<std::string> WrapIn(std::vector<std::string> argv, ProgramView view) const;
+
   std::string bwrap_;
   std::filesystem::path confine_;
   bool unconfined_ = false;

@@ -319,6 +319,38 @@ TEST_SUITE("command_evaluator") {
     CHECK(Contains(m.log, "sandbox: bwrap"));
   }
 
+  TEST_CASE("the build command runs in the sandbox: a source cannot include a host file, nor a loaded kernel read one") {
+    testing::TempDir canary;
+    testing::WriteFile(canary / "secret.txt", "canary_content_7731 here;\n");
+    ::setenv("KESTREL_CANARY_SECRET", "sk-canary-0003", 1);
+    // The compiler, made to read a host file: its error would quote it.
+    const Task task = ExampleTask();
+    const Measurement included = EvalExample("#include \"" + (canary / "secret.txt").string() + "\"\n" +
+                                                 task.seeds.at(0).text,
+                                             {{"TABLE", "0"}, {"FLOAT", "0"}, {"UNROLL", "1"}});
+    CHECK(included.outcome == Outcome::kBuildFailed);
+    CHECK_MESSAGE(Contains(included.log, "secret.txt"), included.log);
+    CHECK_FALSE(Contains(included.log, "canary_content_7731"));
+    // A build that loads the kernel (as an ahead-of-time compile of a Python
+    // kernel imports it): the kernel runs with the build's rights.
+    CommandEvaluatorOptions options = FakeOptions();
+    options.build = {"bash", "-c", "head -1 {source} | grep -q '^# ATTACK' && bash {source}; exit 0"};
+    auto made = MakeCommandEvaluator(task, options);
+    REQUIRE_MESSAGE(made.has_value(), testing::ErrorOf(made));
+    const std::string attack = "# ATTACK\n"
+                               "echo \"file=[$(cat " + (canary / "secret.txt").string() + ")]\"\n"
+                               "echo \"secret=[$KESTREL_CANARY_SECRET]\"\n"
+                               "touch " + (canary / "planted").string() + " && echo planted\n";
+    const BuildResult built = (*made)->Build(Candidate{attack, {}, (*made)->Toolchain(), {}});
+    ::unsetenv("KESTREL_CANARY_SECRET");
+    CHECK(built.ok);
+    CHECK_MESSAGE(Contains(built.log, "file=[]"), built.log);
+    CHECK_MESSAGE(Contains(built.log, "secret=[]"), built.log);
+    CHECK_FALSE(Contains(built.log, "canary_content_7731"));
+    CHECK_FALSE(Contains(built.log, "sk-canary-0003"));
+    CHECK_FALSE(std::filesystem::exists(canary / "planted"));
+  }
+
   TEST_CASE("hidden shapes: a kernel right only on the shapes it was shown is wrong; the seed passes") {
     const Task task = ExampleTask();
     REQUIRE_FALSE(task.shape_ranges.empty());
