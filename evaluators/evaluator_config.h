@@ -48,6 +48,7 @@ struct ExecutorConfig {
   std::string partition;
   std::string gres;
   std::string time_limit = "10:00";
+  std::string queue_limit = "1:00:00";
   std::string shared_dir;
   std::vector<std::string> sbatch_args;
   bool builds = false;

@@ -19,7 +19,8 @@ Result<Executors> MakeExecutors(const ExecutorConfig& config) {
   Executors executors;
   if (config.kind != "slurm") return executors;
   auto slurm = MakeSlurmExecutor(
-      SlurmOptions{config.partition, config.gres, config.time_limit, config.shared_dir, config.sbatch_args});
+      SlurmOptions{config.partition, config.gres, config.time_limit, config.shared_dir, config.sbatch_args,
+                   config.queue_limit});
   if (!slurm) return Fail(slurm.error());
   executors.measure = *slurm;
   if (config.builds) executors.build = *slurm;

@@ -127,13 +127,27 @@ struct EndedJob {
   SlurmSubmission submission;
   SlurmJobState state;           // its last known state
   bool waited_too_long = false;  // our own wall-clock limit passed; the job was scancelled
+  bool queued_too_long = false;  // it waited in the queue past queue_limit; the job was scancelled
   std::string output;            // the job's output file (stdout and stderr)
 };
 
+// Waiting for a node, not running: no limit of the program's counts.
+bool Queued(const std::string& state) {
+  return state == "PENDING" || state == "CONFIGURING" || state == "REQUEUED" || state == "REQUEUE_HOLD" ||
+         state == "REQUEUE_FED";
+}
+
+// Ends that are the cluster's, not the program's: worth submitting again.
+bool ClusterLost(const std::string& state) {
+  return state == "NODE_FAIL" || state == "BOOT_FAIL" || state == "PREEMPTED" || state == "CANCELLED";
+}
+
+constexpr int kSubmissions = 3;  // a job the cluster lost is submitted again, twice at most
+
 class Slurm final : public Executor {
  public:
-  Slurm(SlurmOptions options, double limit_s, std::shared_ptr<const SlurmClient> client)
-      : options_(std::move(options)), limit_s_(limit_s), client_(std::move(client)) {}
+  Slurm(SlurmOptions options, double limit_s, double queue_limit_s, std::shared_ptr<const SlurmClient> client)
+      : options_(std::move(options)), limit_s_(limit_s), queue_limit_s_(queue_limit_s), client_(std::move(client)) {}
 
   Result<SubprocessResult> Run(const SubprocessOptions& process, const std::string& stem) const override;
   bool RunsHere() const override { return false; }
@@ -148,9 +162,13 @@ class Slurm final : public Executor {
   // coarse for a job of a few seconds).
   Result<EndedJob> Wait(const std::string& script, const std::filesystem::path& dir, double wall_timeout_s,
                         const std::string& stem) const;
+  // One submission, waited for and read back; `again`: the cluster lost it
+  // (worth submitting again).
+  Result<SubprocessResult> RunOnce(const SubprocessOptions& process, const std::string& stem, bool& again) const;
 
   SlurmOptions options_;
-  double limit_s_;  // options_.time_limit in seconds
+  double limit_s_;        // options_.time_limit in seconds
+  double queue_limit_s_;  // options_.queue_limit in seconds
   std::shared_ptr<const SlurmClient> client_;
 };
 
@@ -204,8 +222,11 @@ Result<EndedJob> Slurm::Wait(const std::string& script, const std::filesystem::p
   job.submission = std::move(*submitted);
   if (job.submission.job_id.empty()) return job;
 
+  // The program's limit counts from when the job left the queue.
+  std::optional<std::chrono::steady_clock::time_point> started;
   auto pause = std::chrono::milliseconds(100);
   for (;;) {
+    bool queued = !started;
     if (auto shown = client_->Show(job.submission.job_id)) {
       job.state = std::move(*shown);
       if (!Pending(job.state.state)) break;
@@ -213,8 +234,16 @@ Result<EndedJob> Slurm::Wait(const std::string& script, const std::filesystem::p
         job.state.state = "TIMEOUT";  // still cleaning up after its time limit
         break;
       }
+      queued = Queued(job.state.state);
+      if (!queued && !started) started = std::chrono::steady_clock::now();
     }
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > wall_timeout_s) {
+    const auto now = std::chrono::steady_clock::now();
+    if (queued && std::chrono::duration<double>(now - start).count() > queue_limit_s_) {
+      job.queued_too_long = true;
+      client_->Cancel(job.submission.job_id);
+      break;
+    }
+    if (started && std::chrono::duration<double>(now - *started).count() > wall_timeout_s) {
       job.waited_too_long = true;
       client_->Cancel(job.submission.job_id);
       break;
@@ -227,6 +256,24 @@ Result<EndedJob> Slurm::Wait(const std::string& script, const std::filesystem::p
 }
 
 Result<SubprocessResult> Slurm::Run(const SubprocessOptions& process, const std::string& stem) const {
+  std::string earlier;  // what became of the submissions the cluster lost
+  for (int submission = 1;; ++submission) {
+    bool again = false;
+    auto ran = RunOnce(process, stem, again);
+    if (!ran) return ran;
+    if (!again || submission == kSubmissions) {
+      if (!earlier.empty()) {
+        ran->log = earlier + ran->log;
+        if (!ran->lost.empty()) ran->lost += " (submitted " + std::to_string(submission) + " times)";
+      }
+      return ran;
+    }
+    earlier += "kestrel: " + ran->lost + "; submitted again\n";
+    std::this_thread::sleep_for(std::chrono::duration<double>(options_.resubmit_pause_s * submission));
+  }
+}
+
+Result<SubprocessResult> Slurm::RunOnce(const SubprocessOptions& process, const std::string& stem, bool& again) const {
   const std::filesystem::path dir = process.cwd.empty() ? std::filesystem::current_path() : process.cwd;
   const auto result_file = dir / (stem + ".result");
   std::error_code ignored;
@@ -243,6 +290,7 @@ Result<SubprocessResult> Slurm::Run(const SubprocessOptions& process, const std:
   ran.log = HeadAndTail(job->output, process.log_limit_bytes);
   if (job->submission.job_id.empty()) {
     ran.lost = "sbatch could not submit the job: " + HeadAndTail(job->submission.log, 2048);
+    again = true;  // "temporarily unable to accept job", a controller's timeout
     return ran;
   }
   ran.job = "Slurm job " + job->submission.job_id + (job->state.node.empty() ? "" : " on " + job->state.node);
@@ -259,8 +307,11 @@ Result<SubprocessResult> Slurm::Run(const SubprocessOptions& process, const std:
   ran.exit_code = status;
   ran.signal = signal;
   const std::string& state = job->state.state;
-  if (job->waited_too_long) {
-    ran.lost = ran.job + " did not end within " + Number(wait_s) + " s (queue and run); it was cancelled";
+  if (job->queued_too_long) {
+    ran.lost = ran.job + " waited in the queue past executor.queue_limit (" + options_.queue_limit + ", reason " +
+               (job->state.reason.empty() ? "unknown" : job->state.reason) + "); it was cancelled";
+  } else if (job->waited_too_long) {
+    ran.lost = ran.job + " did not end within " + Number(wait_s) + " s of starting; it was cancelled";
   } else if (state == "TIMEOUT") {
     ran.timed_out = true;
     ran.lost = ran.job + " hit its time limit (" + options_.time_limit + ")";
@@ -274,10 +325,12 @@ Result<SubprocessResult> Slurm::Run(const SubprocessOptions& process, const std:
     }
   } else if (state == "CANCELLED") {
     ran.lost = ran.job + " was cancelled";
+    again = true;  // by someone else: Kestrel's own cancellations are above
   } else if (state == "OUT_OF_MEMORY") {
     ran.lost = ran.job + " ran out of memory (Slurm's limit for the job)";
   } else {
     ran.lost = ran.job + " ended " + (state.empty() ? "in an unknown state" : state);
+    again = ClusterLost(state);
   }
   return ran;
 }
@@ -296,6 +349,8 @@ Result<std::shared_ptr<const Executor>> MakeSlurmExecutor(const SlurmOptions& op
                                                           std::shared_ptr<const SlurmClient> client) {
   auto limit = ParseSlurmTime(options.time_limit);
   if (!limit) return Fail(limit.error());
+  auto queue_limit = ParseSlurmTime(options.queue_limit, "executor.queue_limit");
+  if (!queue_limit) return Fail(queue_limit.error());
   if (options.shared_dir.empty()) {
     return Fail(Error::InvalidArgument("executor.shared_dir: expected a folder the compute nodes share with this host"));
   }
@@ -312,12 +367,12 @@ Result<std::shared_ptr<const Executor>> MakeSlurmExecutor(const SlurmOptions& op
   }
   SlurmOptions absolute = options;
   absolute.shared_dir = std::filesystem::absolute(options.shared_dir);
-  return std::shared_ptr<const Executor>(std::make_shared<const Slurm>(std::move(absolute), *limit, std::move(client)));
+  return std::shared_ptr<const Executor>(std::make_shared<const Slurm>(std::move(absolute), *limit, *queue_limit, std::move(client)));
 }
 
-Result<double> ParseSlurmTime(const std::string& text) {
+Result<double> ParseSlurmTime(const std::string& text, const std::string& field) {
   const auto bad = [&](const std::string& why) {
-    return Fail(Error::InvalidArgument("executor.time_limit: expected a Slurm time such as \"30\" (minutes), "
+    return Fail(Error::InvalidArgument(field + ": expected a Slurm time such as \"30\" (minutes), "
                                        "\"10:00\", \"1:00:00\" or \"1-12\"" + why + ", got \"" + text + "\""));
   };
   if (text == "0" || text == "UNLIMITED" || text == "INFINITE") {

@@ -25,6 +25,12 @@ struct SlurmOptions {
   std::string time_limit = "10:00";   // --time (Slurm's formats: "30", "10:00", "1:00:00", "1-0")
   std::filesystem::path shared_dir;   // the evaluator's work dir is made here
   std::vector<std::string> sbatch_args;  // any further sbatch options
+  // The longest a job may wait in the queue (PENDING, CONFIGURING, REQUEUED)
+  // before it runs; then it is scancelled and lost. A Slurm time.
+  std::string queue_limit = "1:00:00";
+  // The pause before submitting a lost job again, times the submissions so
+  // far (not in the run config; tests shorten it).
+  double resubmit_pause_s = 1.0;
 };
 
 // What sbatch said: the job's id, or "" when it refused the job.
@@ -59,9 +65,9 @@ class SlurmClient {
 // not installed.
 Result<std::shared_ptr<const SlurmClient>> MakeSlurmCommands();
 
-// Checks the options first: the time limit parses, shared_dir is set (and is
-// made); InvalidArgument naming the field otherwise. `client` null: the real
-// commands (MakeSlurmCommands).
+// Checks the options first: the time and queue limits parse, shared_dir is
+// set (and is made); InvalidArgument naming the field otherwise. `client`
+// null: the real commands (MakeSlurmCommands).
 //
 // Run does what RunSubprocess does, as a job: the job script applies the
 // same limits (prlimit: CPU time, address space, file size), runs the
@@ -73,15 +79,19 @@ Result<std::shared_ptr<const SlurmClient>> MakeSlurmCommands();
 // end maps onto the SubprocessResult: its exit status and signal; timed_out
 // for `timeout`'s 124 (or a SIGKILL at or after the limit) and for Slurm's
 // TIMEOUT; `lost` for a job Slurm ended itself (timed out, cancelled, node
-// failure, out of memory, never submitted) or one that did not end within
-// process.timeout_s plus the time limit (it is scancelled); `job` names it
-// ("Slurm job 12 on node1").
+// failure, out of memory, never submitted), one that waited in the queue
+// past queue_limit, or one that did not end within process.timeout_s plus
+// the time limit of starting (those two are scancelled); `job` names it
+// ("Slurm job 12 on node1"). A job the cluster lost through no fault of the
+// program (sbatch refused it, NODE_FAIL, BOOT_FAIL, PREEMPTED, cancelled by
+// someone else) is submitted again, twice at most; the log says so.
+// Waiting in the queue counts for no limit of the program's.
 Result<std::shared_ptr<const Executor>> MakeSlurmExecutor(const SlurmOptions& options,
                                                           std::shared_ptr<const SlurmClient> client = nullptr);
 
 // Seconds of a Slurm time limit ("30" minutes, "10:00", "1:00:00", "2-0",
 // "1-12:30"); InvalidArgument for anything else.
-Result<double> ParseSlurmTime(const std::string& text);
+Result<double> ParseSlurmTime(const std::string& text, const std::string& field = "executor.time_limit");
 
 // "'a b' 'it'\''s'": argv as one POSIX shell command line.
 std::string ShellQuote(const std::vector<std::string>& argv);

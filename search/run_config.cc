@@ -187,12 +187,13 @@ Status ParseExecutor(const json& object, const std::string& origin, ExecutorConf
   JsonFields fields(object, origin, "executor");
   fields.OneOf("kind", out.kind, {"local", "slurm"});
   const bool slurm = out.kind == "slurm";
-  for (const char* key : {"partition", "gres", "time_limit", "shared_dir", "sbatch_args", "builds"}) {
+  for (const char* key : {"partition", "gres", "time_limit", "queue_limit", "shared_dir", "sbatch_args", "builds"}) {
     if (!slurm && fields.Has(key)) fields.Fail(key, "no such field for kind \"local\" (only for \"slurm\")");
   }
   fields.String("partition", out.partition);
   fields.String("gres", out.gres);
   fields.String("time_limit", out.time_limit);
+  fields.String("queue_limit", out.queue_limit);
   fields.String("shared_dir", out.shared_dir);
   fields.StringList("sbatch_args", out.sbatch_args);
   fields.Boolean("builds", out.builds);
@@ -202,6 +203,10 @@ Status ParseExecutor(const json& object, const std::string& origin, ExecutorConf
   if (slurm && out.time_limit.empty()) fields.Fail("time_limit", "a Slurm time such as \"10:00\"");
   if (slurm && !out.time_limit.empty() && !ParseSlurmTime(out.time_limit)) {
     fields.Fail("time_limit", "a Slurm time with a limit such as \"30\" (minutes), \"10:00\", \"1:00:00\" or \"1-12\"");
+  }
+  if (slurm && !ParseSlurmTime(out.queue_limit, "executor.queue_limit")) {
+    fields.Fail("queue_limit", "the longest a job may wait in the queue, a Slurm time such as \"30\" (minutes), "
+                               "\"1:00:00\" or \"1-0\"");
   }
   return fields.Finish();
 }
@@ -440,6 +445,7 @@ json ToJson(const RunConfig& config) {
                               {"partition", config.executor.partition},
                               {"gres", config.executor.gres},
                               {"time_limit", config.executor.time_limit},
+                              {"queue_limit", config.executor.queue_limit},
                               {"shared_dir", config.executor.shared_dir},
                               {"sbatch_args", config.executor.sbatch_args},
                               {"builds", config.executor.builds}}

@@ -33,6 +33,7 @@ class FakeSlurm final : public SlurmClient {
   Result<SlurmSubmission> Submit(const std::vector<std::string>& options, const std::string& script,
                                  const std::filesystem::path& dir) const override {
     std::lock_guard lock(mutex_);
+    ++submissions_;
     submitted_options_ = options;
     submitted_script_ = script;
     if (unstartable) return Fail(Error::NotFound("sbatch not found in $PATH"));
@@ -56,6 +57,7 @@ class FakeSlurm final : public SlurmClient {
   std::string script() const { return submitted_script_; }
   const std::vector<std::string>& options() const { return submitted_options_; }
   std::size_t shows() const { return shows_; }
+  int submissions() const { return submissions_; }
   std::string cancelled() const { return cancelled_; }
 
  private:
@@ -71,13 +73,14 @@ class FakeSlurm final : public SlurmClient {
   mutable std::vector<std::string> submitted_options_;
   mutable std::string submitted_script_;
   mutable std::size_t shows_ = 0;
+  mutable int submissions_ = 0;
   mutable std::string cancelled_;
 };
 
 struct SlurmFixture {
   testing::TempDir dir;
   std::shared_ptr<FakeSlurm> cluster = std::make_shared<FakeSlurm>();
-  SlurmOptions options{"kestrel", "", "5:00", {}, {"--exclusive"}};
+  SlurmOptions options{"kestrel", "", "5:00", {}, {"--exclusive"}, "1:00:00", 0.01};
 
   std::shared_ptr<const Executor> Make() {
     options.shared_dir = dir.path() / "shared";
@@ -187,11 +190,20 @@ TEST_SUITE("executor") {
         CHECK(ran.lost == "Slurm job 42 on node1 hit its time limit (5:00)");
       }
     }
-    SUBCASE("a job Slurm ended itself is lost, saying how") {
-      CHECK(slurm.Ended("CANCELLED", "0:15").lost == "Slurm job 42 on node1 was cancelled");
-      CHECK(slurm.Ended("NODE_FAIL", "0:0").lost == "Slurm job 42 on node1 ended NODE_FAIL");
+    SUBCASE("a job Slurm ended itself is lost, saying how; one the cluster lost is submitted three times") {
+      const SubprocessResult cancelled = slurm.Ended("CANCELLED", "0:15");
+      CHECK(cancelled.lost == "Slurm job 42 on node1 was cancelled (submitted 3 times)");
+      CHECK(slurm.cluster->submissions() == 3);
+      CHECK(Contains(cancelled.log, "kestrel: Slurm job 42 on node1 was cancelled; submitted again\n"));
+      for (const char* state : {"NODE_FAIL", "BOOT_FAIL", "PREEMPTED"}) {
+        CHECK(slurm.Ended(state, "0:0").lost == "Slurm job 42 on node1 ended " + std::string(state) + " (submitted 3 times)");
+      }
+      CHECK(slurm.cluster->submissions() == 12);
+      // The program's own fault is not submitted again.
       CHECK(slurm.Ended("OUT_OF_MEMORY", "0:125").lost ==
             "Slurm job 42 on node1 ran out of memory (Slurm's limit for the job)");
+      CHECK(slurm.Ended("FAILED", "0:11").signal == SIGSEGV);
+      CHECK(slurm.cluster->submissions() == 14);
       const SubprocessResult unknown = slurm.Ended("", "");
       CHECK(unknown.lost == "Slurm job 42 on node1 ended in an unknown state");
       CHECK_FALSE(unknown.Succeeded());
@@ -205,14 +217,52 @@ TEST_SUITE("executor") {
     }
   }
 
-  TEST_CASE("a job that does not end within its timeout plus the time limit is cancelled and lost") {
+  TEST_CASE("a job that does not end within its timeout plus the time limit of starting is cancelled and lost") {
     SlurmFixture slurm;
     slurm.options.time_limit = "0:01";  // one second
-    slurm.cluster->states = {{"PENDING", "0:0", "", "00:00:00", "Resources"}};
+    slurm.cluster->states = {{"RUNNING", "0:0", "node1", "00:00:00", "None"}};
     const SubprocessResult ran = slurm.Run(slurm.Process(0.5));
     CHECK(slurm.cluster->cancelled() == "42");
     CHECK_FALSE(ran.timed_out);
-    CHECK(ran.lost == "Slurm job 42 did not end within 1.5 s (queue and run); it was cancelled");
+    CHECK(ran.lost == "Slurm job 42 on node1 did not end within 1.5 s of starting; it was cancelled");
+    CHECK(slurm.cluster->submissions() == 1);
+  }
+
+  TEST_CASE("time in the queue counts for no limit of the program's; past queue_limit the job is cancelled") {
+    SlurmFixture slurm;
+    slurm.options.time_limit = "0:01";
+    // About 2.3 s in the queue (polls 0.1, 0.2, 0.4, 0.8 s apart, then 1 s),
+    // past the program's 1.5 s: it runs all the same.
+    slurm.cluster->states = {{"PENDING", "0:0", "", "00:00:00", "Priority"},
+                             {"PENDING", "0:0", "", "00:00:00", "Priority"},
+                             {"PENDING", "0:0", "", "00:00:00", "Priority"},
+                             {"CONFIGURING", "0:0", "", "00:00:00", "None"},
+                             {"PENDING", "0:0", "", "00:00:00", "Resources"},
+                             {"RUNNING", "0:0", "node1", "00:00:00", "None"},
+                             {"COMPLETED", "0:0", "node1", "00:00:01", "None"}};
+    CHECK(slurm.Run(slurm.Process(0.5)).Succeeded());
+    CHECK(slurm.cluster->cancelled().empty());
+
+    SlurmFixture queued;
+    queued.options.queue_limit = "0:01";
+    queued.cluster->states = {{"PENDING", "0:0", "", "00:00:00", "Resources"}};
+    const SubprocessResult ran = queued.Run(queued.Process(30));
+    CHECK(queued.cluster->cancelled() == "42");
+    CHECK(ran.lost == "Slurm job 42 waited in the queue past executor.queue_limit (0:01, reason Resources); it was "
+                      "cancelled");
+    CHECK(queued.cluster->submissions() == 1);  // to the back of the queue again: not submitted again
+  }
+
+  TEST_CASE("a job the cluster lost once is submitted again, and its log says so") {
+    SlurmFixture slurm;
+    slurm.cluster->states = {{"NODE_FAIL", "0:0", "node3", "00:00:01", "None"},
+                             {"COMPLETED", "0:0", "node1", "00:00:01", "None"}};
+    const SubprocessResult ran = slurm.Run(slurm.Process());
+    CHECK(ran.Succeeded());
+    CHECK(ran.lost.empty());
+    CHECK(slurm.cluster->submissions() == 2);
+    CHECK(Contains(ran.log, "kestrel: Slurm job 42 on node3 ended NODE_FAIL; submitted again\n"));
+    CHECK(Contains(ran.log, "job output"));
   }
 
   TEST_CASE("sbatch: a refused job is lost with its message; one that cannot start is an error") {

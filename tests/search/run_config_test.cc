@@ -196,14 +196,17 @@ TEST_SUITE("run_config") {
     CHECK(RunConfig{}.executor.kind == "local");
     CHECK(ToJson(RunConfig{}).at("executor") == json{{"kind", "local"}});
     json document = json::parse(testing::ReadFile(testing::SourceDir() / "examples" / "command" / "poly.json"));
-    document["executor"] = {{"kind", "slurm"}, {"partition", "gpu"}, {"gres", "gpu:1"}, {"time_limit", "10:00"},
-                            {"shared_dir", "/shared/kestrel"}, {"sbatch_args", {"--qos=low"}}, {"builds", true}};
+    document["executor"] = {{"kind", "slurm"},      {"partition", "gpu"},
+                            {"gres", "gpu:1"},      {"time_limit", "10:00"},
+                            {"queue_limit", "4:00:00"}, {"shared_dir", "/shared/kestrel"},
+                            {"sbatch_args", {"--qos=low"}}, {"builds", true}};
     auto parsed = ParseRunConfig(document, "c.json");
     REQUIRE_MESSAGE(parsed.has_value(), testing::ErrorOf(parsed));
     CHECK(parsed->executor.kind == "slurm");
     CHECK(parsed->executor.gres == "gpu:1");
     CHECK(parsed->executor.sbatch_args == std::vector<std::string>{"--qos=low"});
     CHECK(parsed->executor.builds);
+    CHECK(parsed->executor.queue_limit == "4:00:00");
     CHECK(ToJson(*parsed).at("executor") == document["executor"]);
     auto again = ParseRunConfig(ToJson(*parsed), "stored");
     REQUIRE(again.has_value());
@@ -232,7 +235,18 @@ TEST_SUITE("run_config") {
       json bad_limit = document;
       bad_limit["executor"]["time_limit"] = limit;
       refused(bad_limit, "executor.time_limit: expected a Slurm time with a limit");
+      json bad_queue = document;
+      bad_queue["executor"]["queue_limit"] = limit;
+      refused(bad_queue, "executor.queue_limit: expected the longest a job may wait in the queue");
     }
+    // A config saved before queue_limit: the default, an hour.
+    json older = document;
+    older["executor"].erase("queue_limit");
+    auto old_config = ParseRunConfig(older, "c.json");
+    REQUIRE_MESSAGE(old_config.has_value(), testing::ErrorOf(old_config));
+    CHECK(old_config->executor.queue_limit == "1:00:00");
+    refused(json{{"task", "t"}, {"executor", {{"kind", "local"}, {"queue_limit", "30"}}}},
+            "executor.queue_limit: expected no such field for kind \"local\"");
   }
 
   TEST_CASE("confirm: defaults to the top 3 re-measured twice, parses and round-trips") {
