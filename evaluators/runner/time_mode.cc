@@ -54,8 +54,17 @@ constexpr std::uint32_t kMaxSlots = 4096;
 constexpr double kSampleMismatch = 1.1;
 constexpr int kMaxResizes = 8;
 constexpr double kRecheckShare = 0.25;       // timed calls whose outputs are re-checked
-constexpr double kIdleCpuSlackSeconds = 0.02;
-constexpr double kIdleCpuShare = 0.05;
+// The CPU time a kernel's worker may use while it should be idle: with one
+// thread, the tail of its reply and its next read, a few us a sample (0.0
+// to 0.2 ms in all for the ten built-in seeds with two busy loops beside
+// them), so 2 ms + 2% of the idle time; a kernel that hooks the worker's
+// reply to finish deferred calls after it (x_replies_before_deferred_calls)
+// used 13 ms when a loaded machine let it finish before its freeze. With
+// threads, a pool's spin-wait after its last region: 20 ms + 5%.
+constexpr double kIdleCpuSlackSeconds = 0.002;
+constexpr double kIdleCpuShare = 0.02;
+constexpr double kThreadsIdleCpuSlackSeconds = 0.02;
+constexpr double kThreadsIdleCpuShare = 0.05;
 // With threads allowed, the kernel is watched idle for at least this long
 // in all: a thread left spinning after the calls shows above the slack even
 // when a loaded machine gives it a quarter of a core.
@@ -798,7 +807,9 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
   // A kernel that keeps working after its calls return (a thread finishing
   // the answer, or stealing the reference's time) is caught here.
   if (job.allow_threads) cand.WatchIdle(kMinIdleWatchSeconds);
-  if (cand.idle_cpu() > kIdleCpuSlackSeconds + kIdleCpuShare * cand.idle_wall()) {
+  const double idle_slack = job.allow_threads ? kThreadsIdleCpuSlackSeconds + kThreadsIdleCpuShare * cand.idle_wall()
+                                              : kIdleCpuSlackSeconds + kIdleCpuShare * cand.idle_wall();
+  if (cand.idle_cpu() > idle_slack) {
     return Stop{WorkerVerdict{Outcome::kRejected, "the kernel kept running after its calls returned: " +
                                                       Milliseconds(cand.idle_cpu()) + " of CPU time while idle (" +
                                                       Milliseconds(cand.idle_wall()) + ")"},
