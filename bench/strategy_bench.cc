@@ -65,7 +65,7 @@
 #include "core/task.h"
 #include "search/engine/engine.h"
 #include "search/run_session.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 #include "search/knobs/source_ranker.h"
 #include "search/strategies/strategy.h"
 #include "store/store.h"

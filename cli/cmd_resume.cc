@@ -10,7 +10,7 @@
 #include "cli/output.h"
 #include "cli/review_flags.h"
 #include "search/run_session.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 
 namespace kestrel::cli {
 namespace {

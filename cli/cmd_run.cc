@@ -15,7 +15,7 @@
 #include "cli/output.h"
 #include "search/engine/budget.h"
 #include "search/run_session.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 
 namespace kestrel::cli {
 namespace {

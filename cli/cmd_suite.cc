@@ -15,7 +15,7 @@
 #include "cli/suite_output.h"
 #include "core/json_text.h"
 #include "search/engine/budget.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 #include "search/suite/suite_report.h"
 #include "search/suite/suite_runner.h"
 

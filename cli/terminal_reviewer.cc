@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "search/engine/stop.h"
+#include "core/stop.h"
 #include "search/mutators/reviewer.h"
 
 namespace kestrel::cli {

@@ -70,6 +70,10 @@ struct Measurement {
   double eval_seconds = 0.0;
   int input_sets = 0;      // independent input sets checked per shape
   std::uint64_t seed = 0;  // input seed of this evaluation
+  // Not a verdict: the evaluator withdrew the candidate's job before it ran
+  // (a stop was requested while it waited in a cluster's queue). The engine
+  // records nothing and leaves the candidate `built` for the next run.
+  bool withdrawn = false;
 };
 
 // Geometric mean of the per-shape speedups; 0 when there are none.

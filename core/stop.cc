@@ -1,4 +1,4 @@
-#include "search/engine/stop.h"
+#include "core/stop.h"
 
 #include <unistd.h>
 

@@ -386,6 +386,11 @@ Measurement CommandEvaluator::RunHarness(const Candidate& candidate, const Build
   if (!ran) return Verdict(Outcome::kRejected, "the run command cannot start: " + ran.error().message(), "");
   sandbox_.Unwrap(*ran);
   std::string log = (ran->log.empty() ? "" : "run command output:\n" + ran->log) + sandbox_.Summary() + "\n";
+  if (ran->withdrawn) {
+    Measurement withdrawn = Verdict(Outcome::kRejected, ran->lost, log);
+    withdrawn.withdrawn = true;
+    return withdrawn;
+  }
   if (ran->timed_out) {
     // `lost`: the scheduler's own time limit ended it, not our wall clock.
     return Verdict(Outcome::kTimedOut,

@@ -63,7 +63,10 @@ JobRun RunRunnerJob(const Executor& executor, const RunnerProcess& process, cons
       parse_error = result.error().message();
     }
   }
-  if (ran->timed_out) {
+  if (ran->withdrawn) {
+    run.failure = Verdict(Outcome::kRejected, ran->lost + while_phase, log);
+    run.failure->withdrawn = true;
+  } else if (ran->timed_out) {
     run.failure = Verdict(Outcome::kTimedOut, ran->Describe(process.timeout_s) + while_phase, log);
   } else if (!ran->lost.empty()) {
     run.failure = Verdict(Outcome::kCrashed, ran->lost + while_phase, log);

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/stop.h"
 #include "core/text_lines.h"
 #include "evaluators/verdict.h"
 
@@ -128,6 +129,7 @@ struct EndedJob {
   SlurmJobState state;           // its last known state
   bool waited_too_long = false;  // our own wall-clock limit passed; the job was scancelled
   bool queued_too_long = false;  // it waited in the queue past queue_limit; the job was scancelled
+  bool withdrawn = false;        // a stop was requested while it was queued; the job was scancelled
   std::string output;            // the job's output file (stdout and stderr)
 };
 
@@ -238,6 +240,13 @@ Result<EndedJob> Slurm::Wait(const std::string& script, const std::filesystem::p
       if (!queued && !started) started = std::chrono::steady_clock::now();
     }
     const auto now = std::chrono::steady_clock::now();
+    if (queued && StopRequested()) {
+      // Ctrl-C: what has not started is not waited for (an hour in a busy
+      // queue), nor left queued to run for nobody.
+      job.withdrawn = true;
+      client_->Cancel(job.submission.job_id);
+      break;
+    }
     if (queued && std::chrono::duration<double>(now - start).count() > queue_limit_s_) {
       job.queued_too_long = true;
       client_->Cancel(job.submission.job_id);
@@ -258,6 +267,13 @@ Result<EndedJob> Slurm::Wait(const std::string& script, const std::filesystem::p
 Result<SubprocessResult> Slurm::Run(const SubprocessOptions& process, const std::string& stem) const {
   std::string earlier;  // what became of the submissions the cluster lost
   for (int submission = 1;; ++submission) {
+    if (StopRequested()) {
+      SubprocessResult withdrawn;
+      withdrawn.withdrawn = true;
+      withdrawn.lost = "not submitted to Slurm: the run is stopping";
+      withdrawn.log = earlier;
+      return withdrawn;
+    }
     bool again = false;
     auto ran = RunOnce(process, stem, again);
     if (!ran) return ran;
@@ -307,7 +323,10 @@ Result<SubprocessResult> Slurm::RunOnce(const SubprocessOptions& process, const 
   ran.exit_code = status;
   ran.signal = signal;
   const std::string& state = job->state.state;
-  if (job->queued_too_long) {
+  if (job->withdrawn) {
+    ran.withdrawn = true;
+    ran.lost = ran.job + " was still queued when the run was stopped; it was cancelled";
+  } else if (job->queued_too_long) {
     ran.lost = ran.job + " waited in the queue past executor.queue_limit (" + options_.queue_limit + ", reason " +
                (job->state.reason.empty() ? "unknown" : job->state.reason) + "); it was cancelled";
   } else if (job->waited_too_long) {

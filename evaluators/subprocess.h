@@ -52,6 +52,9 @@ struct SubprocessResult {
   std::string job;   // "Slurm job 12 on node1"
   std::string lost;  // non-empty: the scheduler ended the job, not the program
                      // ("Slurm job 12 was cancelled", "... ended NODE_FAIL")
+  // The scheduler's job was withdrawn before it ran (a stop was requested
+  // while it waited in the queue): nothing ran, and `lost` says so.
+  bool withdrawn = false;
 
   bool Succeeded() const { return !timed_out && signal == 0 && exit_code == 0 && lost.empty(); }
   // "exited with status 2", "killed by SIGSEGV", "timed out after 5s", or `lost`.

@@ -6,7 +6,7 @@
 #include <optional>
 #include <thread>
 
-#include "search/engine/stop.h"
+#include "core/stop.h"
 #include "search/mutators/reviewer.h"
 #include "store/store.h"
 

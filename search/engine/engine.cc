@@ -12,7 +12,7 @@
 
 #include "core/check.h"
 #include "search/engine/engine_impl.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 
 namespace kestrel {
 
@@ -224,6 +224,12 @@ Engine::Impl::Event Engine::Impl::MeasureStage(const Job& job) {
     CheckHiddenShapes(result);
   } catch (const std::exception& error) {
     if (dynamic_cast<const InvariantError*>(&error)) result.fatal = error.what();
+  }
+  // Its job (or its hidden check's) withdrawn from a cluster's queue at a
+  // stop: no verdict, the candidate stays `built`.
+  if (result.measurement.withdrawn) {
+    result.deferred = true;
+    return result;
   }
   try {
     Confirm(result);

@@ -18,7 +18,7 @@
 
 #include "search/engine/confirmation_rule.h"
 #include "search/engine/engine_impl.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 
 namespace kestrel {
 
@@ -47,6 +47,10 @@ void Engine::Impl::Confirm(engine::Measured& event) {
     }
     event.confirmations.emplace_back(event.job.node, evaluator_.Measure(event.job.candidate, event.job.build));
     event.confirmations.emplace_back(incumbent->node, evaluator_.Measure(incumbent->candidate, incumbent->build));
+    if (event.confirmations.back().second.withdrawn || event.confirmations.rbegin()[1].second.withdrawn) {
+      event.confirmations.resize(event.confirmations.size() - 2);  // withdrawn at a stop: not a round
+      break;
+    }
   }
 }
 
@@ -158,6 +162,7 @@ void Engine::Impl::FinalConfirmation() {
           if ((stop_reason_ && stop_reason_->kind == StopKind::kSignal) || StopRequested()) return;
         }
         measurements.emplace_back(job.node, evaluator_.Measure(job.candidate, job.build));
+        if (measurements.back().second.withdrawn) return;  // withdrawn at a stop: nothing half-judged either
       }
     }
     std::lock_guard lock(mutex_);

@@ -10,7 +10,7 @@
 #include "core/json_text.h"
 #include "search/engine/engine_impl.h"
 #include "search/engine/graph_loader.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 #include "search/knobs/knob_advisor.h"
 
 namespace kestrel {

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/code_block.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 #include "search/knobs/knob_advisor.h"
 #include "search/mutators/analyst.h"
 #include "search/mutators/direction_bandit.h"

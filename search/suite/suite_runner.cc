@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 #include "search/graph_lock.h"
 #include "store/store.h"
 

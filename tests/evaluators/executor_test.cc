@@ -9,9 +9,11 @@
 
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include <doctest.h>
 
+#include "core/stop.h"
 #include "evaluators/slurm_executor.h"
 #include "testing.h"
 
@@ -251,6 +253,42 @@ TEST_SUITE("executor") {
     CHECK(ran.lost == "Slurm job 42 waited in the queue past executor.queue_limit (0:01, reason Resources); it was "
                       "cancelled");
     CHECK(queued.cluster->submissions() == 1);  // to the back of the queue again: not submitted again
+  }
+
+  TEST_CASE("at a stop, a job still queued is withdrawn and cancelled, none is submitted, and a running one is waited for") {
+    ResetStop();
+    SlurmFixture slurm;
+    slurm.cluster->states = {{"PENDING", "0:0", "", "00:00:00", "Priority"}};
+    std::thread stopper([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      RequestStop();
+    });
+    const SubprocessResult queued = slurm.Run(slurm.Process());
+    stopper.join();
+    CHECK(queued.withdrawn);
+    CHECK(slurm.cluster->cancelled() == "42");
+    CHECK(queued.lost == "Slurm job 42 was still queued when the run was stopped; it was cancelled");
+    const SubprocessResult later = slurm.Run(slurm.Process());
+    CHECK(later.withdrawn);
+    CHECK(later.lost == "not submitted to Slurm: the run is stopping");
+    CHECK(slurm.cluster->submissions() == 1);
+    ResetStop();
+
+    SlurmFixture running;
+    running.cluster->states = {{"RUNNING", "0:0", "node1", "00:00:00", "None"},
+                               {"RUNNING", "0:0", "node1", "00:00:00", "None"},
+                               {"RUNNING", "0:0", "node1", "00:00:01", "None"},
+                               {"COMPLETED", "0:0", "node1", "00:00:01", "None"}};
+    std::thread stop_while_running([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      RequestStop();
+    });
+    const SubprocessResult finished = running.Run(running.Process());
+    stop_while_running.join();
+    ResetStop();
+    CHECK(finished.Succeeded());
+    CHECK_FALSE(finished.withdrawn);
+    CHECK(running.cluster->cancelled().empty());
   }
 
   TEST_CASE("a job the cluster lost once is submitted again, and its log says so") {

@@ -16,7 +16,7 @@
 #include "fake_evaluator.h"
 #include "search/engine/engine.h"
 #include "search/run_session.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 #include "store/store.h"
 #include "testing.h"
 

@@ -15,7 +15,7 @@
 #include "engine_harness.h"
 #include "fake_evaluator.h"
 #include "search/engine/graph_loader.h"
-#include "search/engine/stop.h"
+#include "core/stop.h"
 #include "search/strategies/strategy.h"
 #include "tests/sqlite_peek.h"
 #include "store/store.h"
@@ -299,6 +299,42 @@ TEST_SUITE("engine") {
     CHECK(left_built >= 1);
     // The next run measures them before anything new.
     config.budget.time.reset();
+    config.budget.evaluations = left_built;
+    const RunSummary next = Must(harness.Run(evaluator, config));
+    CHECK(next.evaluations == left_built);
+    CheckAllFinal(harness.Nodes());
+  }
+
+  TEST_CASE("at a stop, a candidate whose job the evaluator withdrew from a queue is left built, and measured next run") {
+    StopGuard guard;
+    Harness harness;
+    FakeEvaluator evaluator(testing::FakeSpeedup, [](const KnobValues&) { return Outcome::kMeasured; }, 40ms);
+    evaluator.WithdrawAtStop();
+    RunConfig config = Config();
+    config.parallel.max_in_flight = 4;
+    std::atomic<bool> done{false};
+    std::thread stopper([&] {
+      while (!done && evaluator.Evaluations() < 3) std::this_thread::sleep_for(2ms);
+      RequestStop();
+    });
+    auto summary = harness.Run(evaluator, config);
+    done = true;
+    stopper.join();
+    REQUIRE_MESSAGE(summary.has_value(), testing::ErrorOf(summary));
+    CHECK(summary->interrupted);
+    CHECK(summary->evaluations == evaluator.Evaluations());
+    CHECK(harness.MeasurementsOfRun(harness.last_run()) == summary->evaluations);
+    // The candidates queued behind the slot at the stop: no verdict stored.
+    int left_built = 0;
+    for (const NodeRecord& node : harness.Nodes()) {
+      CHECK((IsFinal(node.status) || node.status == NodeStatus::kBuilt));
+      if (node.status == NodeStatus::kBuilt) {
+        ++left_built;
+        CHECK(harness.store().GetMeasurements(node.id)->empty());
+      }
+    }
+    CHECK(left_built >= 1);
+    ResetStop();
     config.budget.evaluations = left_built;
     const RunSummary next = Must(harness.Run(evaluator, config));
     CHECK(next.evaluations == left_built);

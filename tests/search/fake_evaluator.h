@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/stop.h"
 #include "evaluators/evaluator.h"
 
 namespace kestrel::testing {
@@ -70,6 +71,12 @@ class FakeEvaluator final : public Evaluator {
       measurement.reason = "the fake compiler failed";
       measurement.log = build.log;
       Count(candidate);
+      return measurement;
+    }
+    if (withdraw_at_stop_ && StopRequested()) {
+      // As a cluster's executor withdraws a job still queued at a stop.
+      measurement.withdrawn = true;
+      measurement.reason = "Slurm job 9 was still queued when the run was stopped; it was cancelled";
       return measurement;
     }
     Enter(measures_active_, max_measures_active_);
@@ -130,6 +137,8 @@ class FakeEvaluator final : public Evaluator {
     return profile;
   }
   void EnableProfiles() { profiles_enabled_ = true; }
+  // Measure withdraws (Measurement::withdrawn) once a stop is requested.
+  void WithdrawAtStop() { withdraw_at_stop_ = true; }
   // A candidate without knobs (an LLM's rewrite) is judged by its source.
   void JudgeSourcesWith(std::function<double(const std::string&)> speedup) { source_speedup_ = std::move(speedup); }
 
@@ -203,6 +212,7 @@ class FakeEvaluator final : public Evaluator {
   std::function<bool(const KnobValues&)> hidden_failure_;
   std::map<std::string, std::vector<std::uint64_t>> hidden_checks_;
   bool profiles_enabled_ = false;
+  bool withdraw_at_stop_ = false;
   std::map<std::string, int> profiled_;
   CodeHashFunction code_hash_;
   std::chrono::milliseconds measure_sleep_;
