@@ -15,8 +15,9 @@ BuildResult BuildCache::Get(const std::string& identity, const std::function<Bui
   std::lock_guard lock(slot->mutex);
   if (slot->result) return *slot->result;
   try {
-    slot->result = build();
-    return *slot->result;
+    BuildResult result = build();
+    if (!result.withdrawn) slot->result = result;  // a withdrawn job built nothing: a later call builds
+    return result;
   } catch (const std::exception& e) {
     BuildResult failed;
     failed.log = std::string("error: cannot build: ") + e.what() + "\n";

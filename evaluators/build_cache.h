@@ -20,7 +20,8 @@ class BuildCache {
   // build() for `identity` the first time; its result every time after.
   // Callers for the same identity wait for the first; others do not. An
   // exception from build() is a failed BuildResult ("error: cannot build:
-  // ..."), not kept, so a later call tries again.
+  // ..."), not kept, so a later call tries again; nor is a withdrawn
+  // result (BuildResult::withdrawn).
   BuildResult Get(const std::string& identity, const std::function<BuildResult()>& build);
 
  private:

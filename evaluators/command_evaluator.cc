@@ -309,6 +309,11 @@ BuildResult CommandEvaluator::BuildIn(const Candidate& candidate, const std::fil
   auto ran = options_.build_executor->Run(run, "build");
   if (ran && confined) sandbox_.Unwrap(*ran);
   result.seconds = Since(start);
+  if (ran && ran->withdrawn) {
+    result.withdrawn = true;
+    result.log = ran->lost + "\n";
+    return result;
+  }
   if (!ran) {
     result.log = "error: the build command cannot start: " + ran.error().message() + "\n";
     return result;

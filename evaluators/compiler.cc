@@ -68,6 +68,9 @@ BuildResult RunCompiler(const SubprocessOptions& options, const std::string& nam
     auto run = executor.Run(options, "build");
     if (!run) {
       build.log = "error: cannot run " + name + " (" + options.argv.front() + "): " + run.error().message() + "\n";
+    } else if (run->withdrawn) {
+      build.withdrawn = true;
+      build.log = run->lost + "\n";
     } else if (run->timed_out) {
       build.log = "error: " + name + " " + run->Describe(options.timeout_s) + "\n" + TrimCompilerLog(run->log);
     } else if (!run->Succeeded()) {

@@ -37,6 +37,9 @@ struct BuildResult {
   // for two builds of the same code; "" when unknown (the evaluator cannot
   // tell, or it failed to). Never a reason for a build to fail.
   std::string code_hash;
+  // Not a verdict: its job was withdrawn from a cluster's queue at a stop
+  // (SubprocessResult::withdrawn); nothing was built, nor is it cached.
+  bool withdrawn = false;
 };
 
 // A hidden-shape check (core/hidden_shapes.h): the candidate's outputs on

@@ -191,6 +191,10 @@ Engine::Impl::Event Engine::Impl::BuildStage(const Job& job) {
   try {
     failed.job.build = evaluator_.Build(job.candidate);
     if (failed.job.build.ok) return engine::Built{std::move(failed.job)};
+    if (failed.job.build.withdrawn) {  // at a stop: no verdict, left as it was for the next run
+      failed.deferred = true;
+      return failed;
+    }
     failed.measurement = evaluator_.Measure(job.candidate, failed.job.build);
   } catch (const std::exception& error) {
     failed.measurement.outcome = Outcome::kRejected;

@@ -108,9 +108,9 @@ struct Measured {
   // run stops with it (StopKind::kError).
   std::string fatal;
   // Not measured: the time budget was spent while it waited for a measure
-  // slot, or its job was withdrawn from a cluster's queue at a stop
-  // (Measurement::withdrawn). It stays `built`, and the next run of the task
-  // measures it first.
+  // slot, or its job (or its build's) was withdrawn from a cluster's queue
+  // at a stop (Measurement::withdrawn, BuildResult::withdrawn). It stays
+  // `built` (or `proposed`), and the next run of the task evaluates it first.
   bool deferred = false;
 };
 using Event = std::variant<EvaluateNode, Proposed, Declined, Built, Measured>;

@@ -219,7 +219,7 @@ TEST_SUITE("cpu_evaluator") {
     CHECK(evaluator.Measure(candidate, results[0]).outcome == Outcome::kMeasured);
   }
 
-  TEST_CASE("BuildCache: one build per identity however many ask at once; a throwing build is retried") {
+  TEST_CASE("BuildCache: one build per identity however many ask at once; a throwing or withdrawn build is retried") {
     BuildCache cache;
     std::atomic<int> builds{0};
     const auto slow_build = [&] {
@@ -252,6 +252,19 @@ TEST_SUITE("cpu_evaluator") {
     CHECK(failed.log == "error: cannot build: disk full\n");
     CHECK(cache.Get("c", flaky).ok);
     CHECK(attempts == 2);
+
+    // A build whose job was withdrawn at a stop built nothing: not kept.
+    int tries = 0;
+    const auto withdrawn_once = [&] {
+      BuildResult built;
+      built.withdrawn = ++tries == 1;
+      built.ok = !built.withdrawn;
+      return built;
+    };
+    CHECK(cache.Get("d", withdrawn_once).withdrawn);
+    CHECK(cache.Get("d", withdrawn_once).ok);
+    CHECK(cache.Get("d", withdrawn_once).ok);
+    CHECK(tries == 2);
   }
 
   TEST_CASE("a failed build passed to Measure is build_failed with its log") {

@@ -47,6 +47,12 @@ class FakeEvaluator final : public Evaluator {
   }
 
   BuildResult Build(const Candidate& candidate) override {
+    if (withdraw_at_stop_ && StopRequested()) {
+      BuildResult withdrawn;
+      withdrawn.withdrawn = true;
+      withdrawn.log = "Slurm job 8 was still queued when the run was stopped; it was cancelled\n";
+      return withdrawn;
+    }
     Enter(builds_active_, max_builds_active_);
     BuildResult result;
     result.ok = outcome_(candidate.knobs) != Outcome::kBuildFailed;
@@ -137,7 +143,8 @@ class FakeEvaluator final : public Evaluator {
     return profile;
   }
   void EnableProfiles() { profiles_enabled_ = true; }
-  // Measure withdraws (Measurement::withdrawn) once a stop is requested.
+  // Build and Measure withdraw (BuildResult::withdrawn,
+  // Measurement::withdrawn) once a stop is requested.
   void WithdrawAtStop() { withdraw_at_stop_ = true; }
   // A candidate without knobs (an LLM's rewrite) is judged by its source.
   void JudgeSourcesWith(std::function<double(const std::string&)> speedup) { source_speedup_ = std::move(speedup); }
