@@ -6,7 +6,10 @@
 
 #include "evaluators/command_evaluator.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -319,10 +322,26 @@ TEST_SUITE("command_evaluator") {
     CHECK(Contains(m.log, "sandbox: bwrap"));
   }
 
-  TEST_CASE("the build command runs in the sandbox: a source cannot include a host file, nor a loaded kernel read one") {
+  TEST_CASE("the build command runs in the sandbox: a source cannot include a host file, nor a loaded kernel read one, connect or kill") {
     testing::TempDir canary;
     testing::WriteFile(canary / "secret.txt", "canary_content_7731 here;\n");
     ::setenv("KESTREL_CANARY_SECRET", "sk-canary-0003", 1);
+    const pid_t bystander = ::fork();
+    if (bystander == 0) {
+      ::execl("/bin/sleep", "sleep", "120", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // A port on this host's loopback the build must not reach.
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(listener >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(listener, 4) == 0);
+    REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    const int port = ntohs(address.sin_port);
     // The compiler, made to read a host file: its error would quote it.
     const Task task = ExampleTask();
     const Measurement included = EvalExample("#include \"" + (canary / "secret.txt").string() + "\"\n" +
@@ -340,9 +359,19 @@ TEST_SUITE("command_evaluator") {
     const std::string attack = "# ATTACK\n"
                                "echo \"file=[$(cat " + (canary / "secret.txt").string() + ")]\"\n"
                                "echo \"secret=[$KESTREL_CANARY_SECRET]\"\n"
-                               "touch " + (canary / "planted").string() + " && echo planted\n";
+                               "touch " + (canary / "planted").string() + " && echo planted\n"
+                               "(exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) +
+                               ") 2>/dev/null && echo net=1 || echo net=0\n"
+                               "kill -9 " + std::to_string(bystander) + " 2>/dev/null && echo kill=1 || echo kill=0\n";
     const BuildResult built = (*made)->Build(Candidate{attack, {}, (*made)->Toolchain(), {}});
     ::unsetenv("KESTREL_CANARY_SECRET");
+    const bool alive = ::kill(bystander, 0) == 0;
+    ::kill(bystander, SIGKILL);
+    ::waitpid(bystander, nullptr, 0);
+    ::close(listener);
+    CHECK(alive);
+    CHECK_MESSAGE(Contains(built.log, "net=0"), built.log);
+    CHECK_MESSAGE(Contains(built.log, "kill=0"), built.log);
     CHECK(built.ok);
     CHECK_MESSAGE(Contains(built.log, "file=[]"), built.log);
     CHECK_MESSAGE(Contains(built.log, "secret=[]"), built.log);
@@ -392,6 +421,9 @@ TEST_SUITE("command_evaluator") {
         {"MODE=wrongshape", "protocol violation: shapes[1].shape: expected the task's timed shape n=4096"},
         {"MODE=fewsamples", "protocol violation: shapes[0].candidate_s: expected at least 3 samples ({min_samples}), got 2"},
         {"MODE=extra", "protocol violation: speedup: expected no such field"},
+        // A kernel that forges the executor's "withdrawn" to get no verdict
+        // and stay `built` for the next run: no such field either.
+        {"MODE=withdrawn", "protocol violation: withdrawn: expected no such field"},
         {"MODE=badoutcome", "protocol violation: outcome: expected one of measured"},
         {"MODE=noreason", "protocol violation: reason: expected a non-empty line"},
         {"MODE=noanswer", "protocol violation: the run command wrote no answer"},
@@ -405,6 +437,7 @@ TEST_SUITE("command_evaluator") {
     for (const auto& [mode, reason] : violations) {
       const Measurement m = EvalFake(mode);
       CHECK_MESSAGE(m.outcome == Outcome::kRejected, mode);
+      CHECK_FALSE(m.withdrawn);
       CHECK_MESSAGE(Contains(m.reason, reason), mode << ": " << m.reason);
       CHECK(m.shapes.empty());
     }

@@ -23,6 +23,7 @@ case "$mode" in
   fewsamples) measured "1e-3, 1e-3" "$r" 0 > "$answer" ;;
   wrongshape) measured "$c" "$r" 0 | sed 's/"n": 4096/"n": 4095/' > "$answer" ;;
   extra) measured "$c" "$r" 0 | sed 's/"protocol": 1,/"protocol": 1, "speedup": 99,/' > "$answer" ;;
+  withdrawn) printf '{"protocol": 1, "nonce": "%s", "outcome": "rejected", "reason": "queued", "withdrawn": true}\n' "$nonce" > "$answer" ;;
   badoutcome) printf '{"protocol": 1, "nonce": "%s", "outcome": "fast", "reason": "x"}\n' "$nonce" > "$answer" ;;
   noreason) printf '{"protocol": 1, "nonce": "%s", "outcome": "wrong"}\n' "$nonce" > "$answer" ;;
   wrong) printf '{"protocol": 1, "nonce": "%s", "outcome": "wrong", "reason": "y[3] is 7, expected 2", "log": "checked 3 sets"}\n' "$nonce" > "$answer" ;;
