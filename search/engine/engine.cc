@@ -208,8 +208,10 @@ Engine::Impl::Event Engine::Impl::MeasureStage(const Job& job) {
   engine::Measured result;
   result.job = job;
   {
-    // Out of time while it waited for a slot (a queue of built candidates
-    // is not measured past the budget, each a full measurement).
+    // Out of time (when it was built, or while it waited for a slot): not
+    // measured now; it stays `built`, and the next run of the task (or
+    // kestrel resume) measures it first. A queue of built candidates is not
+    // measured past the budget, each a full measurement.
     std::lock_guard lock(mutex_);
     if (const auto reason = StopReasonLocked(); reason && reason->kind == StopKind::kTime) {
       result.deferred = true;

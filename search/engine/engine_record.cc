@@ -142,11 +142,6 @@ Engine::Impl::Route Engine::Impl::RecordLocked(engine::Built& message, Job& out)
       return Route::kDone;
     }
   }
-  if (const auto reason = StopReasonLocked(); reason && reason->kind == StopKind::kTime) {
-    // Out of time: not measured now; it stays `built`, and the next run of
-    // the task (or kestrel resume) measures it first.
-    return Route::kDone;
-  }
   out = std::move(message.job);
   return Route::kMeasure;
 }

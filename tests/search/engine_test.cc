@@ -34,6 +34,17 @@ using testing::Harness;
 using testing::Must;
 using testing::StopGuard;
 
+// The `left` nodes a run left proposed or built are what the next run
+// (without a time budget, `left` evaluations) evaluates, and then every
+// node is final.
+void EvaluatesLeftFirst(Harness& harness, FakeEvaluator& evaluator, RunConfig config, int left) {
+  config.budget.time.reset();
+  config.budget.evaluations = left;
+  const RunSummary next = Must(harness.Run(evaluator, config));
+  CHECK(next.evaluations == left);
+  CheckAllFinal(harness.Nodes());
+}
+
 }  // namespace
 
 TEST_SUITE("engine") {
@@ -267,13 +278,7 @@ TEST_SUITE("engine") {
       CHECK((IsFinal(node.status) || node.status == NodeStatus::kBuilt));
       left_built += node.status == NodeStatus::kBuilt ? 1 : 0;
     }
-    if (left_built > 0) {
-      config.budget.time.reset();
-      config.budget.evaluations = left_built;
-      const RunSummary next = Must(harness.Run(evaluator, config));
-      CHECK(next.evaluations == left_built);
-      CheckAllFinal(harness.Nodes());
-    }
+    if (left_built > 0) EvaluatesLeftFirst(harness, evaluator, config, left_built);
   }
 
   TEST_CASE("out of time, built candidates waiting for the measure slot are left built, not measured") {
@@ -297,12 +302,7 @@ TEST_SUITE("engine") {
     int left_built = 0;
     for (const NodeRecord& node : harness.Nodes()) left_built += node.status == NodeStatus::kBuilt ? 1 : 0;
     CHECK(left_built >= 1);
-    // The next run measures them before anything new.
-    config.budget.time.reset();
-    config.budget.evaluations = left_built;
-    const RunSummary next = Must(harness.Run(evaluator, config));
-    CHECK(next.evaluations == left_built);
-    CheckAllFinal(harness.Nodes());
+    EvaluatesLeftFirst(harness, evaluator, config, left_built);
   }
 
   TEST_CASE("at a stop, a candidate whose job the evaluator withdrew from a queue is left built, and measured next run") {
@@ -336,10 +336,7 @@ TEST_SUITE("engine") {
     }
     CHECK(left >= 1);
     ResetStop();
-    config.budget.evaluations = left;
-    const RunSummary next = Must(harness.Run(evaluator, config));
-    CHECK(next.evaluations == left);
-    CheckAllFinal(harness.Nodes());
+    EvaluatesLeftFirst(harness, evaluator, config, left);
   }
 
   TEST_CASE("RequestStop from another thread ends the run as interrupted, with everything in flight recorded") {

@@ -19,6 +19,22 @@ namespace {
 
 using testing::Must;
 
+// A run of `task` (in a fresh graph) started at `started_at`, as the suite's
+// run of `row`.
+RunRecord StartSuiteRun(Store& store, const SuiteTaskRecord& row, const std::string& task, std::int64_t host,
+                        std::int64_t started_at) {
+  RunRecord run;
+  run.task_id = Must(store.UpsertTask(testing::MakeTask(task)));
+  run.graph_id = Must(store.GraphForTask(run.task_id, true));
+  run.host_id = host;
+  run.config_json = "{}";
+  run.started_at = started_at;
+  run.id = Must(store.CreateRun(run));
+  Must(store.StartSuiteTask(row.id));
+  Must(store.SetSuiteTaskRun(row.id, run.id));
+  return run;
+}
+
 SuiteTaskResult Correct(std::string name, double speedup, double noise, double baseline = 0.0) {
   SuiteTaskResult task;
   task.task = std::move(name);
@@ -133,17 +149,9 @@ TEST_SUITE("suite metrics") {
     rows[0].level = 1;
     const auto suite_id = Must(store->CreateSuite({0, "{}", R"({"evaluations":2})", "{}", SuiteState::kRunning, 0, 0}, rows));
     const auto tasks = Must(store->SuiteTasks(suite_id));
-    const auto task_id = Must(store->UpsertTask(testing::MakeTask("softmax")));
-    RunRecord run;
-    run.task_id = task_id;
-    run.graph_id = Must(store->GraphForTask(task_id, true));
-    run.host_id = host;
-    run.config_json = "{}";
-    run.started_at = NowMillis();
-    const auto run_id = Must(store->CreateRun(run));
+    const RunRecord run = StartSuiteRun(*store, tasks[0], "softmax", host, NowMillis());
+    const auto run_id = run.id;
     Must(store->AddRunEvent(run_id, "baseline", R"({"speedup": 2.0})"));
-    Must(store->StartSuiteTask(tasks[0].id));
-    Must(store->SetSuiteTaskRun(tasks[0].id, run_id));
     const auto node = Must(store->AddNode(NewNodeRecord({"wrong", {}, "c++", {}}, run.graph_id, run_id, "m"), std::nullopt));
     Measurement wrong;
     wrong.outcome = Outcome::kWrong;
@@ -176,16 +184,8 @@ TEST_SUITE("suite metrics") {
 
     // triad: two measured nodes and a wrong one; the best is 2.4x over the
     // reference, measured once with a 10% sample spread, the baseline at 1.2x.
-    const auto task_id = Must(store->UpsertTask(testing::MakeTask("triad")));
-    RunRecord run;
-    run.task_id = task_id;
-    run.graph_id = Must(store->GraphForTask(task_id, true));
-    run.host_id = host;
-    run.config_json = "{}";
-    run.started_at = NowMillis() - 5000;
-    const auto run_id = Must(store->CreateRun(run));
-    Must(store->StartSuiteTask(tasks[0].id));
-    Must(store->SetSuiteTaskRun(tasks[0].id, run_id));
+    const RunRecord run = StartSuiteRun(*store, tasks[0], "triad", host, NowMillis() - 5000);
+    const auto run_id = run.id;
     const auto measure = [&](const std::string& code, Outcome outcome, double speedup) {
       const auto node = Must(store->AddNode(NewNodeRecord({code, {}, "c++", {}}, run.graph_id, run_id, "m"), std::nullopt));
       Measurement measurement;
