@@ -31,6 +31,7 @@
 #include "evaluators/runner/mapped_file.h"
 #include "evaluators/runner/inputs.h"
 #include "evaluators/runner/modes.h"
+#include "evaluators/runner/run_queue.h"
 #include "evaluators/runner/secret_seeds.h"
 #include "evaluators/runner/shared_region.h"
 #include "evaluators/runner/supervisor.h"
@@ -54,6 +55,20 @@ constexpr std::uint32_t kMaxSlots = 4096;
 constexpr double kSampleMismatch = 1.1;
 constexpr int kMaxResizes = 8;
 constexpr double kRecheckShare = 0.25;       // timed calls whose outputs are re-checked
+// A round is retaken when either kernel's sample was disturbed: a busy
+// machine took over this share of it (Timed::Run's lost time: the worker
+// or the supervisor that times it runnable but waiting for a CPU, see
+// run_queue.h). A loaded CI machine once measured the same code as the
+// reference at 0.23x: with three busy loops on two cores, the supervisor
+// (its core shared with a loop) woke late after the candidate's samples,
+// up to 4 ms after a 1 ms sample, not after the reference's: it had just
+// prepared the round, and the scheduler let the loop run first. A kernel
+// that sleeps or blocks does not wait in this sense, so it cannot void its
+// own slow samples that way; the correctness checks of a retaken round
+// still count. At most kMaxRetakesPerRound times the planned rounds (and
+// min_samples) are retaken a shape, then disturbed rounds are kept.
+constexpr double kDisturbedShare = 0.25;
+constexpr int kMaxRetakesPerRound = 1;
 // The CPU time a kernel's worker may use while it should be idle: with one
 // thread, the tail of its reply and its next read, a few us a sample (0.0
 // to 0.2 ms in all for the ten built-in seeds with two busy loops beside
@@ -69,10 +84,16 @@ constexpr double kThreadsIdleCpuShare = 0.05;
 // in all: a thread left spinning after the calls shows above the slack even
 // when a loaded machine gives it a quarter of a core.
 constexpr double kMinIdleWatchSeconds = 0.25;
-// The longest a freeze may take (Timed::Freeze): about 0.1 ms idle, a few ms
-// on a loaded machine; a kernel that cancels it (SIGCONT to itself) is not
-// waited for until the job's deadline.
-constexpr auto kFreezeLimit = std::chrono::seconds(1);
+// A freeze (Timed::Freeze) takes about 0.1 ms on an idle core; on a busy
+// one the worker may wait hundreds of ms for the CPU that stops it (up to
+// 0.65 s seen with three busy loops on two cores, where a one-second limit
+// once rejected an honest kernel). Past kFreezePatience a worker that has
+// used over kFreezeCpuSeconds of CPU time since its stop was sent is
+// rejected: it kept running (a kernel that cancels its stop with SIGCONT to
+// itself); one that waits for a CPU uses about 0.01 ms, and is waited for,
+// up to the job's deadline.
+constexpr auto kFreezePatience = std::chrono::seconds(1);
+constexpr double kFreezeCpuSeconds = 0.01;
 
 using Clock = std::chrono::steady_clock;
 
@@ -217,6 +238,7 @@ class Timed {
   std::optional<WorkerVerdict> Begin(const ShapeLayout& layout, Deadline deadline) {
     layout_ = &layout;
     samples_.clear();
+    waits_.clear();
     total_ = 0;
     fastest_ever_ = std::numeric_limits<double>::infinity();
     batch_ = 1;
@@ -346,15 +368,37 @@ class Timed {
     if (auto bad = Run(first, batch_, deadline, &seconds)) return bad;
     total_ += seconds;
     samples_.push_back(seconds / batch_);
+    waits_.push_back(last_wait_);
     fastest_ever_ = std::min(fastest_ever_, samples_.back());
     return std::nullopt;
+  }
+  // Whether the last sample was disturbed: a busy machine took over
+  // kDisturbedShare of it (false when that is unknown).
+  bool Disturbed() const {
+    return !samples_.empty() && waits_.back() > kDisturbedShare * samples_.back() * batch_;
+  }
+  // Whether the time a busy machine took from the samples is known.
+  bool WaitsKnown() const { return waits_known_; }
+  // The seconds a busy machine took from the samples kept.
+  double KeptWaits() const {
+    double sum = 0;
+    for (const double wait : waits_) sum += std::max(wait, 0.0);
+    return sum;
   }
 
   // Forgets every sample so far (rounds sized on a wrong estimate): the
   // samples kept are all of the current calls per sample, as reported.
   void DropSamples() {
     samples_.clear();
+    waits_.clear();
     total_ = 0;
+  }
+  // Forgets the last sample (its round retaken).
+  void DropLastSample() {
+    if (samples_.empty()) return;
+    total_ -= samples_.back() * batch_;
+    samples_.pop_back();
+    waits_.pop_back();
   }
 
   bool Done(const Job& job) const {
@@ -381,7 +425,7 @@ class Timed {
     frozen_ = true;
     ++freezes_;
     const auto start = Clock::now();
-    const bool stopped = worker_.Freeze(deadline);
+    const bool stopped = worker_.Freeze(deadline, kFreezePatience, kFreezeCpuSeconds);
     freeze_wall_ += std::chrono::duration<double>(Clock::now() - start).count();
     return stopped;
   }
@@ -408,12 +452,27 @@ class Timed {
 
  private:
   // A run, with the worker's CPU time before and after: what it used
-  // between runs is idle time it should not have used.
+  // between runs is idle time it should not have used. What a busy machine
+  // took from its seconds goes to last_wait_ (-1 when unknown): the
+  // worker's wait for a CPU, and the supervisor's beyond the worker's CPU
+  // time (on the core they share, the worker's call preempts the
+  // supervisor, which waits runnable meanwhile; what it waits beyond that
+  // is another task's: a late wake-up after the reply, a late send).
   std::optional<WorkerVerdict> Run(std::uint32_t first, std::uint32_t calls, Deadline deadline, double* seconds) {
     const double cpu_before = EndIdle();
+    const double wait_before = worker_.RunQueueSeconds();
+    const double own_before = OwnRunQueueSeconds();
     if (auto bad = worker_.Run(first, calls, deadline, seconds)) return bad;
+    const double own_after = OwnRunQueueSeconds();
+    const double wait_after = worker_.RunQueueSeconds();
     last_end_ = Clock::now();
     last_cpu_ = worker_.CpuSeconds();
+    last_wait_ = -1;
+    if (wait_before >= 0 && wait_after >= 0 && own_before >= 0 && own_after >= 0 && cpu_before >= 0 &&
+        last_cpu_ >= 0) {
+      last_wait_ = (wait_after - wait_before) + std::max(0.0, (own_after - own_before) - (last_cpu_ - cpu_before));
+    }
+    waits_known_ = last_wait_ >= 0;
     if (cpu_before >= 0 && last_cpu_ >= 0) {
       busy_cpu_ += last_cpu_ - cpu_before;
       busy_wall_ += *seconds;
@@ -443,6 +502,9 @@ class Timed {
   double round_trip_ = -1;
   double total_ = 0;
   std::vector<double> samples_;
+  std::vector<double> waits_;  // the seconds a busy machine took from each sample (-1: unknown)
+  double last_wait_ = -1;
+  bool waits_known_ = false;
   double fastest_ever_ = std::numeric_limits<double>::infinity();
   double last_cpu_ = -1;
   Clock::time_point last_end_;
@@ -655,6 +717,8 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
   double layout_s = 0, warmup_s = 0, perturb_s = 0, recheck_s = 0;
   double least_fresh = 1, most_fresh = 0;  // of each call's input elements, over the shapes
   int known_shapes = 0;
+  std::uint32_t retaken = 0, disturbed_kept = 0;
+  double kept_waits_s = 0;  // waited for a CPU in the samples kept
   const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     auto phase = Clock::now();
@@ -713,6 +777,8 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     // Interleaved: a change of machine load hits both kernels alike.
     std::int64_t flushes = 0;
     int resizes = 0;
+    const std::uint32_t retake_limit = kMaxRetakesPerRound * std::max<std::uint32_t>(plan.rounds, job.min_samples);
+    std::uint32_t shape_retakes = 0;
     while (!cand.Done(job) || !ref.Done(job)) {
       const std::uint32_t window =
           cand_calls > ref_calls ? std::uniform_int_distribution<std::uint32_t>(0, cand_calls - ref_calls)(recheck) : 0;
@@ -735,10 +801,10 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         Timed& timed;
         ~ThawOnExit() { timed.Thaw(); }
       } thaw{cand};
-      if (!cand.Freeze(std::min<Deadline>(deadline, Clock::now() + kFreezeLimit))) {
+      if (!cand.Freeze(deadline)) {
         return Stop{WorkerVerdict{Outcome::kRejected,
                                   "the kernel kept running when stopped to have its outputs checked (its threads were "
-                                  "not all stopped within a second)"},
+                                  "not all seen stopped: it used CPU time after the stop, or the job's time ran out)"},
                     "candidate"};
       }
       if (const std::string output = UnwrittenOutput(*layout.shape, cand.Slot(cand_calls - 1), layout.slot, 0, recheck() | 1);
@@ -757,6 +823,17 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         return *wrong;
       }
       recheck_s += since(prepare);
+      // A disturbed round is retaken (kDisturbedShare), both its samples
+      // dropped: a kept round's two samples ran on a machine alike.
+      if (cand.Disturbed() || ref.Disturbed()) {
+        if (shape_retakes < retake_limit) {
+          ++shape_retakes;
+          cand.DropLastSample();
+          ref.DropLastSample();
+        } else {
+          ++disturbed_kept;
+        }
+      }
       // Samples of unlike length: the rounds so far are dropped and the
       // candidate's calls resized to last as long as the reference's sample
       // (from its own timed seconds, which no warm-up can shorten). A kernel
@@ -791,6 +868,8 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         }
       }
     }
+    retaken += shape_retakes;
+    kept_waits_s += cand.KeptWaits() + ref.KeptWaits();
     if (const double fastest = ref.FastestEver(); workers.reference_per_call != nullptr && fastest > 0) {
       (*workers.reference_per_call)[shape_key] = fastest;
     }
@@ -827,6 +906,15 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
               Milliseconds(warmup_s).c_str(), known_shapes, job.shapes.size(), std::max(cand.round_trip(), 0.0) * 1e6,
               Milliseconds(perturb_s).c_str(), Shares(least_fresh, most_fresh).c_str(), Milliseconds(cand.prepare_s() + ref.prepare_s()).c_str(),
               Milliseconds(recheck_s).c_str());
+  if (!cand.WaitsKnown() || !ref.WaitsKnown()) {
+    std::printf("supervisor: waits for a CPU unknown (no scheduler statistics in /proc/PID/schedstat): no round "
+                "retaken for a busy machine\n");
+  } else {
+    std::printf("supervisor: %u rounds retaken, a busy machine having taken over %.0f%% of a sample (its worker or "
+                "this process waiting for a CPU); %s taken from the samples kept%s\n",
+                retaken, kDisturbedShare * 100, Milliseconds(kept_waits_s).c_str(),
+                disturbed_kept > 0 ? (", " + std::to_string(disturbed_kept) + " disturbed rounds kept past the limit of retakes").c_str() : "");
+  }
   if (auto finished = first.Finish(result); !finished) return Fail(finished.error());
   return std::optional<Stop>();
 }

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "evaluators/runner/run_queue.h"
 #include "evaluators/sandbox_args.h"
 #include "evaluators/subprocess.h"
 #include "evaluators/syscall_names.h"
@@ -263,6 +264,8 @@ double WorkerProcess::CpuSeconds() const {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
+double WorkerProcess::RunQueueSeconds() const { return reaped_ ? -1 : runner::RunQueueSeconds(worker_pid_); }
+
 namespace {
 
 // Whether every thread of `pid` is stopped (or gone): the state after the
@@ -286,12 +289,27 @@ bool AllThreadsStopped(pid_t pid) {
 
 }  // namespace
 
-bool WorkerProcess::Freeze(Deadline deadline) {
-  if (worker_pid_ <= 0 || reaped_ || ::kill(worker_pid_, SIGSTOP) != 0) return false;
+bool WorkerProcess::Freeze(Deadline deadline, Clock::duration patience, double cpu_limit_s) {
+  if (worker_pid_ <= 0 || reaped_) return false;
+  const double cpu_before = CpuSeconds();
+  if (::kill(worker_pid_, SIGSTOP) != 0) return false;
+  const auto start = Clock::now();
   for (;;) {
     if (Stopped()) return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    if (now - start >= patience) {
+      const double cpu = CpuSeconds();
+      if (cpu < 0 || cpu_before < 0 || cpu - cpu_before > cpu_limit_s) return false;
+    }
+    // Polled often at first (a worker stops in about 0.1 ms on an idle
+    // core), then less, so as not to take its core while it waits for it;
+    // the stop sent again each time then (one a kernel cancelled with
+    // SIGCONT holds once every thread is seen stopped: none is left to
+    // cancel it).
+    const bool early = now - start < std::chrono::milliseconds(2);
+    if (!early) ::kill(worker_pid_, SIGSTOP);
+    std::this_thread::sleep_for(early ? std::chrono::microseconds(20) : std::chrono::microseconds(250));
   }
 }
 

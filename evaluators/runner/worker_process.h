@@ -81,11 +81,20 @@ class WorkerProcess {
 
   // The worker's CPU time so far, all its threads (-1 when unknown).
   double CpuSeconds() const;
-  // Stops every thread of the worker (SIGSTOP) and waits, until `deadline`,
-  // until each is seen stopped: whatever a kernel's thread was still doing
-  // after its calls returned is held where it stood. False when that was
-  // not seen (the worker gone, or a thread that did not stop in time).
-  bool Freeze(Deadline deadline);
+  // The seconds its main thread has spent runnable but waiting for a CPU
+  // (/proc/PID/schedstat's run delay): time another task on its core took
+  // from it. Sleeping or blocking is not waiting. -1 when unknown (no
+  // process id, or a kernel built without scheduler statistics).
+  double RunQueueSeconds() const;
+  // Stops every thread of the worker (SIGSTOP) and waits until each is
+  // seen stopped: whatever a kernel's thread was still doing after its
+  // calls returned is held where it stood. False when that was not seen:
+  // the worker gone, `deadline` passed, or, past `patience`, the worker
+  // used over `cpu_limit_s` of CPU time since the stop was sent (it kept
+  // running: a kernel that cancels its stop). A worker that waits for a
+  // CPU on a busy machine uses none, and is waited for; after 2 ms the
+  // stop is sent again with each look.
+  bool Freeze(Deadline deadline, std::chrono::steady_clock::duration patience, double cpu_limit_s);
   // Lets a frozen worker go on (SIGCONT).
   void Thaw();
   // A system call its filter stopped since the last look, or stray bytes
