@@ -419,15 +419,15 @@ class Timed {
   // sample's outputs are checked: a thread still finishing the answer
   // after the calls returned is held where it stood (its outputs partly
   // poisoned), and takes no CPU time from the reference's sample meanwhile. Frozen time is neither idle nor busy.
-  // False when the worker's threads were not seen stopped.
-  bool Freeze(Deadline deadline) {
+  // How it ended: WorkerProcess::Freeze.
+  WorkerProcess::Frozen Freeze(Deadline deadline) {
     EndIdle();
     frozen_ = true;
     ++freezes_;
     const auto start = Clock::now();
-    const bool stopped = worker_.Freeze(deadline, kFreezePatience, kFreezeCpuSeconds);
+    const WorkerProcess::Frozen frozen = worker_.Freeze(deadline, kFreezePatience, kFreezeCpuSeconds);
     freeze_wall_ += std::chrono::duration<double>(Clock::now() - start).count();
-    return stopped;
+    return frozen;
   }
   void Thaw() {
     if (!frozen_) return;
@@ -801,11 +801,19 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         Timed& timed;
         ~ThawOnExit() { timed.Thaw(); }
       } thaw{cand};
-      if (!cand.Freeze(deadline)) {
-        return Stop{WorkerVerdict{Outcome::kRejected,
-                                  "the kernel kept running when stopped to have its outputs checked (its threads were "
-                                  "not all seen stopped: it used CPU time after the stop, or the job's time ran out)"},
-                    "candidate"};
+      switch (cand.Freeze(deadline)) {
+        case WorkerProcess::Frozen::kStopped:
+          break;
+        case WorkerProcess::Frozen::kKeptRunning:
+          return Stop{WorkerVerdict{Outcome::kRejected,
+                                    "the kernel kept running when stopped to have its outputs checked (its threads "
+                                    "were not all seen stopped, and it used CPU time after the stop)"},
+                      "candidate"};
+        case WorkerProcess::Frozen::kOutOfTime:
+          return Stop{WorkerVerdict{Outcome::kTimedOut,
+                                    "timed out while its worker was being stopped to have its outputs checked (it "
+                                    "used no CPU time meanwhile: it waited for a CPU on a busy machine)"},
+                      "candidate"};
       }
       if (const std::string output = UnwrittenOutput(*layout.shape, cand.Slot(cand_calls - 1), layout.slot, 0, recheck() | 1);
           !output.empty()) {

@@ -289,18 +289,18 @@ bool AllThreadsStopped(pid_t pid) {
 
 }  // namespace
 
-bool WorkerProcess::Freeze(Deadline deadline, Clock::duration patience, double cpu_limit_s) {
-  if (worker_pid_ <= 0 || reaped_) return false;
+WorkerProcess::Frozen WorkerProcess::Freeze(Deadline deadline, Clock::duration patience, double cpu_limit_s) {
+  if (worker_pid_ <= 0 || reaped_) return Frozen::kKeptRunning;
   const double cpu_before = CpuSeconds();
-  if (::kill(worker_pid_, SIGSTOP) != 0) return false;
+  if (::kill(worker_pid_, SIGSTOP) != 0) return Frozen::kKeptRunning;
   const auto start = Clock::now();
   for (;;) {
-    if (Stopped()) return true;
+    if (Stopped()) return Frozen::kStopped;
     const auto now = Clock::now();
-    if (now >= deadline) return false;
+    if (now >= deadline) return Frozen::kOutOfTime;
     if (now - start >= patience) {
       const double cpu = CpuSeconds();
-      if (cpu < 0 || cpu_before < 0 || cpu - cpu_before > cpu_limit_s) return false;
+      if (cpu < 0 || cpu_before < 0 || cpu - cpu_before > cpu_limit_s) return Frozen::kKeptRunning;
     }
     // Polled often at first (a worker stops in about 0.1 ms on an idle
     // core), then less, so as not to take its core while it waits for it;

@@ -86,15 +86,17 @@ class WorkerProcess {
   // from it. Sleeping or blocking is not waiting. -1 when unknown (no
   // process id, or a kernel built without scheduler statistics).
   double RunQueueSeconds() const;
+  // How a freeze ended (Freeze).
+  enum class Frozen { kStopped, kKeptRunning, kOutOfTime };
   // Stops every thread of the worker (SIGSTOP) and waits until each is
   // seen stopped: whatever a kernel's thread was still doing after its
-  // calls returned is held where it stood. False when that was not seen:
-  // the worker gone, `deadline` passed, or, past `patience`, the worker
-  // used over `cpu_limit_s` of CPU time since the stop was sent (it kept
-  // running: a kernel that cancels its stop). A worker that waits for a
-  // CPU on a busy machine uses none, and is waited for; after 2 ms the
-  // stop is sent again with each look.
-  bool Freeze(Deadline deadline, std::chrono::steady_clock::duration patience, double cpu_limit_s);
+  // calls returned is held where it stood. kKeptRunning: the worker gone,
+  // or, past `patience`, it used over `cpu_limit_s` of CPU time since the
+  // stop was sent (a kernel that cancels its stop with SIGCONT). A worker
+  // that waits for a CPU on a busy machine uses none, and is waited for
+  // until `deadline` (kOutOfTime); after 2 ms the stop is sent again with
+  // each look.
+  Frozen Freeze(Deadline deadline, std::chrono::steady_clock::duration patience, double cpu_limit_s);
   // Lets a frozen worker go on (SIGCONT).
   void Thaw();
   // A system call its filter stopped since the last look, or stray bytes
