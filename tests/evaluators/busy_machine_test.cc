@@ -61,14 +61,23 @@ class Children {
 
 int Cores() { return std::max(1U, std::thread::hardware_concurrency()); }
 
+// Whether this kernel keeps scheduler statistics (/proc/PID/schedstat
+// reads "0 0 0" without them: Debian's kernels keep them). Without them
+// nothing is retaken, and the log says so.
+bool SchedulerStatistics() { return runner::OwnRunQueueSeconds() >= 0; }
+
 TEST_SUITE("busy_machine") {
   TEST_CASE("a process that shares its core waits for it; one that sleeps does not") {
+    if (!SchedulerStatistics()) {
+      MESSAGE("skipped: this kernel keeps no scheduler statistics (/proc/PID/schedstat)");
+      return;
+    }
     Children spinning(2, Children::Kind::kSpin, 0);
     Children sleeping(1, Children::Kind::kSleep, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const double spin_before = runner::RunQueueSeconds(spinning.pids()[0]);
     const double sleep_before = runner::RunQueueSeconds(sleeping.pids()[0]);
-    REQUIRE(spin_before >= 0);  // the kernel keeps scheduler statistics
+    REQUIRE(spin_before >= 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     const double spin_waited = runner::RunQueueSeconds(spinning.pids()[0]) - spin_before;
     // Two spinning on one core: each waits about half the time.
@@ -105,12 +114,16 @@ TEST_SUITE("busy_machine") {
       INFO(ToString(m.outcome) << ": " << m.reason << "\n" << m.log);
       REQUIRE(m.outcome == Outcome::kMeasured);
       std::smatch retaken;
+      if (!SchedulerStatistics()) {
+        CHECK(m.log.find("waits for a CPU unknown") != std::string::npos);
+        continue;
+      }
       REQUIRE(std::regex_search(m.log, retaken, std::regex("supervisor: (\\d+) rounds retaken, a busy machine")));
       retaken_in_all += std::stoi(retaken[1]);
       CHECK(m.speedup > 0.5);
       CHECK(m.speedup < 2.0);
     }
-    CHECK(retaken_in_all > 0);
+    if (SchedulerStatistics()) CHECK(retaken_in_all > 0);
   }
 }
 
