@@ -232,8 +232,9 @@ class Timed {
   // refused unless two calls of it with differently poisoned outputs gave
   // the same bytes, i.e. it writes every output (JudgeReferenceRun); its
   // memory is beyond the candidate's reach. That halves the poisoning.
-  Timed(WorkerProcess& worker, SharedRegion& arena, std::string role, bool poison)
-      : worker_(worker), arena_(arena), role_(std::move(role)), poison_(poison) {}
+  // `threads`: the kernel may run threads of its own (Run's lost time).
+  Timed(WorkerProcess& worker, SharedRegion& arena, std::string role, bool poison, bool threads)
+      : worker_(worker), arena_(arena), role_(std::move(role)), poison_(poison), count_worker_wait_(!threads) {}
 
   WorkerProcess& worker() { return worker_; }
   const std::string& role() const { return role_; }
@@ -460,7 +461,11 @@ class Timed {
   // worker's wait for a CPU, and the supervisor's beyond the worker's CPU
   // time (on the core they share, the worker's call preempts the
   // supervisor, which waits runnable meanwhile; what it waits beyond that
-  // is another task's: a late wake-up after the reply, a late send).
+  // is another task's: a late wake-up after the reply, a late send). With
+  // threads allowed the worker's wait is not counted: its own threads can
+  // make it wait (x_voids_slow_rounds). And never more than the sample's
+  // seconds beyond the worker's CPU time: a process that had a CPU all
+  // along lost nothing to the machine.
   std::optional<WorkerVerdict> Run(std::uint32_t first, std::uint32_t calls, Deadline deadline, double* seconds) {
     const double cpu_before = EndIdle();
     const double wait_before = worker_.RunQueueSeconds();
@@ -473,7 +478,9 @@ class Timed {
     last_wait_ = -1;
     if (wait_before >= 0 && wait_after >= 0 && own_before >= 0 && own_after >= 0 && cpu_before >= 0 &&
         last_cpu_ >= 0) {
-      last_wait_ = (wait_after - wait_before) + std::max(0.0, (own_after - own_before) - (last_cpu_ - cpu_before));
+      const double cpu = last_cpu_ - cpu_before;
+      const double worker_wait = count_worker_wait_ ? wait_after - wait_before : 0;
+      last_wait_ = std::min(worker_wait + std::max(0.0, (own_after - own_before) - cpu), std::max(0.0, *seconds - cpu));
     }
     waits_known_ = last_wait_ >= 0;
     if (cpu_before >= 0 && last_cpu_ >= 0) {
@@ -499,6 +506,7 @@ class Timed {
   SharedRegion& arena_;
   std::string role_;
   bool poison_ = true;
+  bool count_worker_wait_ = true;
   bool frozen_ = false;
   const ShapeLayout* layout_ = nullptr;
   std::uint32_t batch_ = 1;
@@ -692,8 +700,8 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
   auto opened = FirstOutputs::Open(job);
   if (!opened) return Fail(opened.error());
   FirstOutputs& first = *opened;
-  Timed cand(workers.candidate, workers.candidate_arena, "candidate", true);
-  Timed ref(workers.reference, workers.reference_arena, "reference", false);
+  Timed cand(workers.candidate, workers.candidate_arena, "candidate", true, job.allow_threads);
+  Timed ref(workers.reference, workers.reference_arena, "reference", false, job.allow_threads);
   const auto stop = [](const std::optional<WorkerVerdict>& verdict, const std::string& role) -> Step {
     return Stop{*verdict, role};
   };
