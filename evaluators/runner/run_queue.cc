@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kestrel::runner {
@@ -36,5 +37,11 @@ double RunQueueSeconds(pid_t pid) {
 }
 
 double OwnRunQueueSeconds() { return WaitIn("/proc/thread-self/schedstat"); }
+
+double LostToBusyMachine(const SampleWaits& sample) {
+  const double worker = sample.count_worker_wait ? std::max(0.0, sample.worker_wait) : 0;
+  const double supervisor = std::max(0.0, sample.supervisor_wait - sample.worker_cpu);
+  return std::min(worker + supervisor, std::max(0.0, sample.seconds - sample.worker_cpu));
+}
 
 }  // namespace kestrel::runner

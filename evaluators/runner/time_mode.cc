@@ -72,6 +72,19 @@ constexpr double kRecheckShare = 0.25;       // timed calls whose outputs are re
 // disturbed rounds of 27 kept, and measured the same code at 0.23x.
 constexpr double kDisturbedShare = 0.25;
 constexpr int kMaxRetakesPerRound = 4;
+// The supervisor sleeps this long before each timed sample, after
+// preparing it. Preparing a round (fresh inputs, the cache flush, the
+// slots) is CPU work, and with the kernel's fair scheduler (EEVDF) a task
+// that has just used the CPU owes the other tasks on its core: woken by
+// the worker's reply, it waited its turn. Beside two busy loops on each
+// core (busy_machine_test), the supervisor woke 13-15 ms late after each
+// of the candidate's 1.5 ms samples, which followed the round's
+// preparation, and not after the reference's, which followed the freeze's
+// sleeps: every candidate round disturbed, the retakes run out, and the
+// same code measured at 0.01-0.4x. Sleeping first, the supervisor owes
+// nothing when the reply comes: 0.99-1.25x, and a third of the retakes
+// (100 us did as well as 500 us; 2 ms did worse).
+constexpr auto kSettle = std::chrono::microseconds(100);
 // The CPU time a kernel's worker may use while it should be idle: with one
 // thread, the tail of its reply and its next read, a few us a sample (0.0
 // to 0.2 ms in all for the ten built-in seeds with two busy loops beside
@@ -368,6 +381,7 @@ class Timed {
     const auto prepare_start = Clock::now();
     for (std::uint32_t j = first; j < first + batch_; ++j) Prepare(j);
     prepare_s_ += std::chrono::duration<double>(Clock::now() - prepare_start).count();
+    std::this_thread::sleep_for(kSettle);
     double seconds = 0;
     if (auto bad = Run(first, batch_, deadline, &seconds)) return bad;
     total_ += seconds;
@@ -379,7 +393,7 @@ class Timed {
   // Whether the last sample was disturbed: a busy machine took over
   // kDisturbedShare of it (false when that is unknown).
   bool Disturbed() const {
-    return !samples_.empty() && waits_.back() > kDisturbedShare * samples_.back() * batch_;
+    return !samples_.empty() && runner::Disturbed(waits_.back(), samples_.back() * batch_, kDisturbedShare);
   }
   // Whether the time a busy machine took from the samples is known.
   bool WaitsKnown() const { return waits_known_; }
@@ -396,6 +410,18 @@ class Timed {
     samples_.clear();
     waits_.clear();
     total_ = 0;
+  }
+  // Keeps the last sample less the time a busy machine took from it (its
+  // round disturbed, and kept past the limit of retakes). Never below the
+  // worker's CPU time in it (LostToBusyMachine's cap): a kernel gains
+  // nothing it did not compute. Returns the seconds taken off.
+  double CorrectLastSample() {
+    if (samples_.empty() || waits_.back() <= 0) return 0;
+    const double lost = waits_.back();
+    total_ -= lost;
+    samples_.back() -= lost / batch_;
+    waits_.back() = 0;
+    return lost;
   }
   // Forgets the last sample (its round retaken).
   void DropLastSample() {
@@ -457,15 +483,10 @@ class Timed {
  private:
   // A run, with the worker's CPU time before and after: what it used
   // between runs is idle time it should not have used. What a busy machine
-  // took from its seconds goes to last_wait_ (-1 when unknown): the
-  // worker's wait for a CPU, and the supervisor's beyond the worker's CPU
-  // time (on the core they share, the worker's call preempts the
-  // supervisor, which waits runnable meanwhile; what it waits beyond that
-  // is another task's: a late wake-up after the reply, a late send). With
-  // threads allowed the worker's wait is not counted: its own threads can
-  // make it wait (x_voids_slow_rounds). And never more than the sample's
-  // seconds beyond the worker's CPU time: a process that had a CPU all
-  // along lost nothing to the machine.
+  // took from its seconds goes to last_wait_ (-1 when unknown; the rule is
+  // run_queue.h's LostToBusyMachine). With threads allowed the worker's
+  // wait is not counted: its own threads can make it wait
+  // (x_voids_slow_rounds).
   std::optional<WorkerVerdict> Run(std::uint32_t first, std::uint32_t calls, Deadline deadline, double* seconds) {
     const double cpu_before = EndIdle();
     const double wait_before = worker_.RunQueueSeconds();
@@ -478,9 +499,11 @@ class Timed {
     last_wait_ = -1;
     if (wait_before >= 0 && wait_after >= 0 && own_before >= 0 && own_after >= 0 && cpu_before >= 0 &&
         last_cpu_ >= 0) {
-      const double cpu = last_cpu_ - cpu_before;
-      const double worker_wait = count_worker_wait_ ? wait_after - wait_before : 0;
-      last_wait_ = std::min(worker_wait + std::max(0.0, (own_after - own_before) - cpu), std::max(0.0, *seconds - cpu));
+      last_wait_ = LostToBusyMachine({.worker_wait = wait_after - wait_before,
+                                      .supervisor_wait = own_after - own_before,
+                                      .worker_cpu = last_cpu_ - cpu_before,
+                                      .seconds = *seconds,
+                                      .count_worker_wait = count_worker_wait_});
     }
     waits_known_ = last_wait_ >= 0;
     if (cpu_before >= 0 && last_cpu_ >= 0) {
@@ -731,6 +754,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
   int known_shapes = 0;
   std::uint32_t retaken = 0, disturbed_kept = 0;
   double kept_waits_s = 0;  // waited for a CPU in the samples kept
+  double corrected_s = 0;   // taken off the disturbed rounds kept
   const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   for (int s = 0; s < static_cast<int>(job.shapes.size()); ++s) {
     auto phase = Clock::now();
@@ -852,6 +876,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
           ref.DropLastSample();
         } else {
           ++disturbed_kept;
+          corrected_s += cand.CorrectLastSample() + ref.CorrectLastSample();
         }
       }
       // Samples of unlike length: the rounds so far are dropped and the
@@ -933,7 +958,11 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     std::printf("supervisor: %u rounds retaken, a busy machine having taken over %.0f%% of a sample (its worker or "
                 "this process waiting for a CPU); %s taken from the samples kept%s\n",
                 retaken, kDisturbedShare * 100, Milliseconds(kept_waits_s).c_str(),
-                disturbed_kept > 0 ? (", " + std::to_string(disturbed_kept) + " disturbed rounds kept past the limit of retakes").c_str() : "");
+                disturbed_kept > 0 ? (", " + std::to_string(disturbed_kept) +
+                                      " disturbed rounds kept past the limit of retakes, less the " +
+                                      Milliseconds(corrected_s) + " a busy machine took from them")
+                                         .c_str()
+                                   : "");
   }
   if (auto finished = first.Finish(result); !finished) return Fail(finished.error());
   return std::optional<Stop>();
