@@ -83,8 +83,13 @@ constexpr int kMaxRetakesPerRound = 4;
 // sleeps: every candidate round disturbed, the retakes run out, and the
 // same code measured at 0.01-0.4x. Sleeping first, the supervisor owes
 // nothing when the reply comes: 0.99-1.25x, and a third of the retakes
-// (100 us did as well as 500 us; 2 ms did worse).
+// (100 us did as well as 500 us; 2 ms did worse). Only on a busy machine:
+// for kSettleRounds rounds after one that lost over kBusyShare of a sample
+// to waits for a CPU (or whose waits are unknown). On an idle one the sleeps cost 3-5% of an
+// evaluation's time (a round lasts a few ms), and little waits.
 constexpr auto kSettle = std::chrono::microseconds(100);
+constexpr double kBusyShare = 0.01;
+constexpr int kSettleRounds = 4;  // the rounds that pause after one that showed a busy machine
 // The CPU time a kernel's worker may use while it should be idle: with one
 // thread, the tail of its reply and its next read, a few us a sample (0.0
 // to 0.2 ms in all for the ten built-in seeds with two busy loops beside
@@ -376,12 +381,13 @@ class Timed {
   double FastestEver() const { return std::isfinite(fastest_ever_) ? fastest_ever_ : 0; }
 
   // One timed sample of `calls` calls on slots first .. first + calls - 1.
-  std::optional<WorkerVerdict> Sample(std::uint32_t first, std::uint32_t calls, Deadline deadline) {
+  // `settle`: the supervisor sleeps kSettle first, once the sample is prepared.
+  std::optional<WorkerVerdict> Sample(std::uint32_t first, std::uint32_t calls, bool settle, Deadline deadline) {
     batch_ = calls;
     const auto prepare_start = Clock::now();
     for (std::uint32_t j = first; j < first + batch_; ++j) Prepare(j);
     prepare_s_ += std::chrono::duration<double>(Clock::now() - prepare_start).count();
-    std::this_thread::sleep_for(kSettle);
+    if (settle) std::this_thread::sleep_for(kSettle);
     double seconds = 0;
     if (auto bad = Run(first, batch_, deadline, &seconds)) return bad;
     total_ += seconds;
@@ -395,6 +401,9 @@ class Timed {
   bool Disturbed() const {
     return !samples_.empty() && runner::Disturbed(waits_.back(), samples_.back() * batch_, kDisturbedShare);
   }
+  // Whether a busy machine took over kBusyShare of the last sample (true
+  // when that is unknown).
+  bool Busy() const { return !(last_wait_ >= 0 && last_wait_ <= kBusyShare * last_seconds_); }
   // Whether the time a busy machine took from the samples is known.
   bool WaitsKnown() const { return waits_known_; }
   // The seconds a busy machine took from the samples kept.
@@ -497,6 +506,7 @@ class Timed {
     last_end_ = Clock::now();
     last_cpu_ = worker_.CpuSeconds();
     last_wait_ = -1;
+    last_seconds_ = *seconds;
     if (wait_before >= 0 && wait_after >= 0 && own_before >= 0 && own_after >= 0 && cpu_before >= 0 &&
         last_cpu_ >= 0) {
       last_wait_ = LostToBusyMachine({.worker_wait = wait_after - wait_before,
@@ -538,6 +548,7 @@ class Timed {
   std::vector<double> samples_;
   std::vector<double> waits_;  // the seconds a busy machine took from each sample (-1: unknown)
   double last_wait_ = -1;
+  double last_seconds_ = 0;  // the last run's
   bool waits_known_ = false;
   double fastest_ever_ = std::numeric_limits<double>::infinity();
   double last_cpu_ = -1;
@@ -752,7 +763,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
   double layout_s = 0, warmup_s = 0, perturb_s = 0, recheck_s = 0;
   double least_fresh = 1, most_fresh = 0;  // of each call's input elements, over the shapes
   int known_shapes = 0;
-  std::uint32_t retaken = 0, disturbed_kept = 0;
+  std::uint32_t retaken = 0, disturbed_kept = 0, rounds = 0, settled = 0;
   double kept_waits_s = 0;  // waited for a CPU in the samples kept
   double corrected_s = 0;   // taken off the disturbed rounds kept
   const auto since = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
@@ -815,7 +826,11 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     int resizes = 0;
     const std::uint32_t retake_limit = kMaxRetakesPerRound * std::max<std::uint32_t>(plan.rounds, job.min_samples);
     std::uint32_t shape_retakes = 0;
+    bool settle = true;  // until rounds show an idle machine
+    int settle_for = kSettleRounds;
     while (!cand.Done(job) || !ref.Done(job)) {
+      ++rounds;
+      settled += settle;
       const std::uint32_t window =
           cand_calls > ref_calls ? std::uniform_int_distribution<std::uint32_t>(0, cand_calls - ref_calls)(recheck) : 0;
       auto prepare = Clock::now();
@@ -825,7 +840,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         flusher.Flush();
         ++flushes;
       }
-      if (auto bad = cand.Sample(0, cand_calls, deadline)) return stop(bad, "candidate");
+      if (auto bad = cand.Sample(0, cand_calls, settle, deadline)) return stop(bad, "candidate");
       // The candidate stays frozen through the reference's sample and the
       // re-checks (Timed::Freeze); its last call's outputs must be written
       // by the time it returned. One thread needs it as much as many: a
@@ -861,7 +876,7 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
                     "candidate"};
       }
       if (flusher.enabled()) flusher.Flush();
-      if (auto bad = ref.Sample(window, ref_calls, deadline)) return stop(bad, "reference");
+      if (auto bad = ref.Sample(window, ref_calls, settle, deadline)) return stop(bad, "reference");
       prepare = Clock::now();
       if (auto wrong = Recheck(job, layout, cand, ref, window, std::min(cand_calls, window + ref_calls), recheck)) {
         return *wrong;
@@ -869,6 +884,8 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
       recheck_s += since(prepare);
       // A disturbed round is retaken (kDisturbedShare), both its samples
       // dropped: a kept round's two samples ran on a machine alike.
+      settle_for = cand.Busy() || ref.Busy() ? kSettleRounds : std::max(settle_for, 1) - 1;
+      settle = settle_for > 0;
       if (cand.Disturbed() || ref.Disturbed()) {
         if (shape_retakes < retake_limit && deadline - Clock::now() > half_time) {
           ++shape_retakes;
@@ -956,8 +973,9 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
                 "retaken for a busy machine\n");
   } else {
     std::printf("supervisor: %u rounds retaken, a busy machine having taken over %.0f%% of a sample (its worker or "
-                "this process waiting for a CPU); %s taken from the samples kept%s\n",
-                retaken, kDisturbedShare * 100, Milliseconds(kept_waits_s).c_str(),
+                "this process waiting for a CPU); %s taken from the samples kept; %u of %u rounds timed after a "
+                "pause (the machine busy)%s\n",
+                retaken, kDisturbedShare * 100, Milliseconds(kept_waits_s).c_str(), settled, rounds,
                 disturbed_kept > 0 ? (", " + std::to_string(disturbed_kept) +
                                       " disturbed rounds kept past the limit of retakes, less the " +
                                       Milliseconds(corrected_s) + " a busy machine took from them")
