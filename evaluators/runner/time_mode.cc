@@ -85,8 +85,11 @@ constexpr int kMaxRetakesPerRound = 4;
 // nothing when the reply comes: 0.99-1.25x, and a third of the retakes
 // (100 us did as well as 500 us; 2 ms did worse). Only on a busy machine:
 // for kSettleRounds rounds after one that lost over kBusyShare of a sample
-// to waits for a CPU (or whose waits are unknown). On an idle one the sleeps cost 3-5% of an
-// evaluation's time (a round lasts a few ms), and little waits.
+// to waits for a CPU (or whose waits are unknown). On an idle one the
+// sleeps cost 3-5% of an evaluation's time (a round lasts a few ms), and
+// little waits. The worker is thawed meanwhile, its slots prepared: a
+// thread that computes them then is caught by the watch on its CPU time
+// while idle (x_works_in_the_pause).
 constexpr auto kSettle = std::chrono::microseconds(100);
 constexpr double kBusyShare = 0.01;
 constexpr int kSettleRounds = 4;  // the rounds that pause after one that showed a busy machine
@@ -826,9 +829,9 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
     int resizes = 0;
     const std::uint32_t retake_limit = kMaxRetakesPerRound * std::max<std::uint32_t>(plan.rounds, job.min_samples);
     std::uint32_t shape_retakes = 0;
-    bool settle = true;  // until rounds show an idle machine
-    int settle_for = kSettleRounds;
+    int settle_for = kSettleRounds;  // rounds still to pause before their samples (until they show an idle machine)
     while (!cand.Done(job) || !ref.Done(job)) {
+      const bool settle = settle_for > 0;
       ++rounds;
       settled += settle;
       const std::uint32_t window =
@@ -882,10 +885,9 @@ Step TimeShapes(const Job& job, const PreparedInputs& prepared, const TimingWork
         return *wrong;
       }
       recheck_s += since(prepare);
+      settle_for = cand.Busy() || ref.Busy() ? kSettleRounds : std::max(settle_for, 1) - 1;
       // A disturbed round is retaken (kDisturbedShare), both its samples
       // dropped: a kept round's two samples ran on a machine alike.
-      settle_for = cand.Busy() || ref.Busy() ? kSettleRounds : std::max(settle_for, 1) - 1;
-      settle = settle_for > 0;
       if (cand.Disturbed() || ref.Disturbed()) {
         if (shape_retakes < retake_limit && deadline - Clock::now() > half_time) {
           ++shape_retakes;
